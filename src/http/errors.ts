@@ -1,0 +1,26 @@
+/**
+ * The one error type for expected failures. The field is `errorCode`, not `code`:
+ * Elysia's onError reads `error.code` and would mistake ours for its own.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(errorCode);
+    this.name = 'AppError';
+  }
+}
+
+export const notFound = () => new AppError(404, 'NOT_FOUND');
+export const invalidData = () => new AppError(400, 'INVALID_DATA');
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new AppError(400, 'TOO_MANY_REQUESTS', Math.max(1, Math.ceil(retryAfterSeconds)));
+
+export function errorResponse(status: number, errorCode: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ error: errorCode }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
