@@ -1,0 +1,54 @@
+import { createApp, createHandler } from '../app';
+import { openDatabase } from '../db/client';
+import type { Deps } from '../deps';
+import { type Logger, stdoutLogger } from '../http/log';
+import { createBreachChecker } from '../security/breach-check';
+import { systemClock } from '../security/clock';
+import { PasswordHasher } from '../security/password-hash';
+import { createRateLimits } from '../security/rate-limit';
+import type { ServeConfig } from './config';
+import { loadOrCreateSecret } from './secret';
+
+/** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
+export const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
+
+export function buildDeps(config: ServeConfig, log: Logger): Deps {
+  const clock = systemClock;
+  return {
+    db: openDatabase(config.dir),
+    clock,
+    breach: createBreachChecker({
+      mode: config.pwnedCheck,
+      apiBaseUrl: config.pwnedApiUrl,
+      log: (message) => log({ level: 'warn', message }),
+    }),
+    limits: createRateLimits(clock),
+    hasher: new PasswordHasher(HASHING_LIMITS),
+    log,
+  };
+}
+
+/** Starts serving and resolves to a `stop` that drains requests in flight and closes the database. */
+export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
+  const deps = buildDeps(config, log);
+  let secret = config.secret;
+  if (secret === null) {
+    const stored = loadOrCreateSecret(config.dir);
+    secret = stored.secret;
+    log({ level: 'info', message: `${stored.created ? 'generated a new secret in' : 'using the secret in'} ${stored.path}` });
+  }
+  const app = createApp(deps);
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    // Our own handler answers 413 with a JSON body; Bun's limit only stops absurd uploads.
+    maxRequestBodySize: 16 * 1024 * 1024,
+    fetch: createHandler(deps, secret, app),
+  });
+  log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port });
+  const stop = async () => {
+    await server.stop(false);
+    deps.db.$client.close();
+  };
+  return { server, stop, deps };
+}

@@ -1,0 +1,38 @@
+import { Database } from 'bun:sqlite';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
+import { embeddedMigrations } from './migrations';
+import * as schema from './schema';
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export const DATABASE_FILE = 'gatehouse.db';
+
+/** Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is null. */
+export function openDatabase(dir: string | null): Db {
+  const sqlite = new Database(dir === null ? ':memory:' : prepareFile(dir), { strict: true });
+  sqlite.exec('PRAGMA journal_mode = WAL');
+  sqlite.exec('PRAGMA busy_timeout = 5000');
+  // FULL makes every acknowledged commit durable across power loss, not only across crashes.
+  sqlite.exec('PRAGMA synchronous = FULL');
+  sqlite.exec('PRAGMA foreign_keys = ON');
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  migrate(db);
+  return db;
+}
+
+/** Creates the file with mode 0600 first; SQLite gives its -wal and -shm files the same mode. */
+function prepareFile(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, DATABASE_FILE);
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  return path;
+}
+
+function migrate(db: Db): void {
+  // drizzle's migrator reads a folder; ours are embedded, so hand the same records to its dialect.
+  const dialect = (db as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void } }).dialect;
+  const session = (db as unknown as { session: unknown }).session;
+  dialect.migrate(embeddedMigrations(), session, { migrationsFolder: '' });
+}

@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+import journal from '../../drizzle/meta/_journal.json';
+import init from '../../drizzle/0000_init.sql' with { type: 'text' };
+import userCountTriggers from '../../drizzle/0001_user_count_triggers.sql' with { type: 'text' };
+
+/**
+ * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
+ * A new migration needs one line here; test/migrations.test.ts fails until it is added.
+ */
+export const migrationSqlByTag: Record<string, string> = {
+  '0000_init': init,
+  '0001_user_count_triggers': userCountTriggers,
+};
+
+export interface MigrationMeta {
+  sql: string[];
+  bps: boolean;
+  folderMillis: number;
+  hash: string;
+}
+
+/** The same records drizzle's file-based migrator builds, so its bookkeeping table stays compatible. */
+export function embeddedMigrations(): MigrationMeta[] {
+  return journal.entries.map((entry) => {
+    const text = migrationSqlByTag[entry.tag];
+    if (text === undefined) throw new Error(`migration ${entry.tag} is not embedded in src/db/migrations.ts`);
+    return {
+      sql: text.split('--> statement-breakpoint'),
+      bps: entry.breakpoints,
+      folderMillis: entry.when,
+      hash: createHash('sha256').update(text).digest('hex'),
+    };
+  });
+}

@@ -1,0 +1,90 @@
+
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const users = sqliteTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    createdAt: integer('created_at').notNull(),
+    email: text('email'),
+    emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
+    passwordHash: text('password_hash').notNull(),
+    recoveryCodeHash: text('recovery_code_hash').notNull(),
+  },
+  (table) => [
+    uniqueIndex('users_email_unique').on(table.email),
+    index('users_created_at_id').on(table.createdAt, table.id),
+  ],
+);
+
+/** Maintained by triggers so that listing users never needs a COUNT(*) scan. */
+export const counters = sqliteTable('counters', {
+  name: text('name').primaryKey(),
+  value: integer('value').notNull().default(0),
+});
+
+export const emailVerificationRequests = sqliteTable('email_verification_requests', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: integer('created_at').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+  // Returned by GET (API.md §3), so it is kept as issued rather than hashed.
+  code: text('code').notNull(),
+  failedAttempts: integer('failed_attempts').notNull().default(0),
+});
+
+export const emailUpdateRequests = sqliteTable(
+  'email_update_requests',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    email: text('email').notNull(),
+    code: text('code').notNull(),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+  },
+  (table) => [
+    index('email_update_requests_user').on(table.userId, table.createdAt, table.id),
+    index('email_update_requests_email').on(table.email),
+    index('email_update_requests_expires').on(table.expiresAt),
+  ],
+);
+
+export const passwordResetRequests = sqliteTable(
+  'password_reset_requests',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    codeHash: text('code_hash').notNull(),
+    emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+  },
+  (table) => [
+    index('password_reset_requests_user').on(table.userId, table.createdAt, table.id),
+    index('password_reset_requests_expires').on(table.expiresAt),
+  ],
+);
+
+export const totpCredentials = sqliteTable('totp_credentials', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: integer('created_at').notNull(),
+  key: text('key').notNull(),
+  lastUsedStep: integer('last_used_step').notNull(),
+});
+
+export type UserRow = typeof users.$inferSelect;
+export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;
+export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
+export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;
+export type TotpCredentialRow = typeof totpCredentials.$inferSelect;
+

@@ -1,0 +1,63 @@
+import { t } from 'elysia';
+import { FormatRegistry } from 'elysia/type-system';
+
+/** Code points, not UTF-16 units: TypeBox's minLength/maxLength would count an emoji twice. */
+const codePointLength = (value: string): number => {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+};
+
+export const isValidPassword = (value: string): boolean => {
+  const n = codePointLength(value);
+  return n >= 8 && n <= 127;
+};
+
+export function isValidEmail(value: string): boolean {
+  if (value.length >= 256 || value.trim() !== value) return false;
+  const at = value.lastIndexOf('@');
+  return at >= 0 && value.slice(at + 1).includes('.');
+}
+
+FormatRegistry.Set('gatehouse-password', isValidPassword);
+FormatRegistry.Set('gatehouse-email', isValidEmail);
+
+export const passwordField = (description = 'A password') =>
+  t.String({
+    format: 'gatehouse-password',
+    description: `${description}: 8 to 127 characters (Unicode code points)`,
+    examples: ['correct horse battery staple'],
+  });
+export const Password = passwordField();
+
+export const Email = t.String({
+  format: 'gatehouse-email',
+  description: 'Fewer than 256 characters, contains @ and a . after the last @, no surrounding whitespace',
+  examples: ['ada@example.com'],
+});
+
+/** `""` and `null` mean absent (API.md §1). */
+export const ClientIp = t.Optional(
+  t.Union([t.String({ maxLength: 64 }), t.Null()], {
+    description: 'The end user\'s address; when present the call spends a token of that address\'s rate limit',
+    examples: ['203.0.113.7'],
+  }),
+);
+
+export const presentClientIp = (value: string | null | undefined): string | null =>
+  value === undefined || value === null || value === '' ? null : value;
+
+const CODE_CHARS = 'A-HJ-NP-Za-hj-np-z2-9';
+export const OneTimeCode = t.String({
+  pattern: `^[${CODE_CHARS}]{8}$`,
+  description: '8 characters of ABCDEFGHJKLMNPQRSTUVWXYZ23456789, case-insensitive',
+  examples: ['7KQ2MZXD'],
+});
+export const RecoveryCode = t.String({
+  pattern: `^[${CODE_CHARS}]{16}$`,
+  description: '16 characters of ABCDEFGHJKLMNPQRSTUVWXYZ23456789, case-insensitive',
+  examples: ['7KQ2MZXDH3PA9WEN'],
+});
+export const TotpCode = t.String({ pattern: '^[0-9]{6}$', description: '6 digits', examples: ['492039'] });
+
+export const ErrorBody = t.Object({ error: t.String({ examples: ['INVALID_DATA'] }) });

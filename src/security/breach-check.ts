@@ -1,0 +1,147 @@
+import commonPasswordsText from './common-passwords.txt' with { type: 'text' };
+
+export type BreachMode = 'online' | 'offline' | 'off';
+
+export interface BreachChecker {
+  isBreached(password: string): Promise<boolean>;
+}
+
+export interface BreachCheckOptions {
+  mode: BreachMode;
+  apiBaseUrl: string;
+  timeoutMs?: number;
+  log?: (message: string) => void;
+  fetch?: typeof fetch;
+}
+
+export const DEFAULT_PWNED_API_URL = 'https://api.pwnedpasswords.com';
+
+const DEFAULT_TIMEOUT_MS = 2000;
+const MAX_CACHED_PREFIXES = 10_000;
+const RANGE_LINE = /^([0-9A-F]{35}):(\d+)$/i;
+
+let commonPasswords: Set<string> | undefined;
+
+/** Exact-match lookup in the bundled list of the 10,000 most common passwords. */
+export function isCommonPassword(password: string): boolean {
+  commonPasswords ??= new Set(
+    commonPasswordsText.split(/\r?\n/).filter((line) => line.length > 0),
+  );
+  return commonPasswords.has(password);
+}
+
+export function createBreachChecker(options: BreachCheckOptions): BreachChecker {
+  switch (options.mode) {
+    case 'off':
+      return { isBreached: async () => false };
+    case 'offline':
+      return { isBreached: async (password) => isCommonPassword(password) };
+    case 'online':
+      return createOnlineChecker(options);
+  }
+}
+
+/** Thrown for any API failure; its message is safe to log (never holds the password or hash). */
+class RangeQueryError extends Error {}
+
+function createOnlineChecker(options: BreachCheckOptions): BreachChecker {
+  const baseUrl = options.apiBaseUrl.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const log = options.log ?? ((message: string) => console.warn(message));
+  const cache = new PrefixCache(MAX_CACHED_PREFIXES);
+  const inFlight = new Map<string, Promise<Set<string>>>();
+
+  const breachedSuffixes = (prefix: string): Promise<Set<string>> => {
+    const cached = cache.get(prefix);
+    if (cached) return Promise.resolve(cached);
+    const pending = inFlight.get(prefix);
+    if (pending) return pending;
+    const query = queryRange(baseUrl, prefix, timeoutMs, options.fetch ?? fetch)
+      .then((suffixes) => {
+        cache.set(prefix, suffixes);
+        return suffixes;
+      })
+      .finally(() => inFlight.delete(prefix));
+    inFlight.set(prefix, query);
+    return query;
+  };
+
+  return {
+    async isBreached(password) {
+      const hash = sha1Hex(password);
+      try {
+        const suffixes = await breachedSuffixes(hash.slice(0, 5));
+        return suffixes.has(hash.slice(5));
+      } catch (error) {
+        const reason = error instanceof RangeQueryError ? error.message : 'unexpected error';
+        log(`breach check: Pwned Passwords API unavailable (${reason}); using bundled common-password list`);
+        return isCommonPassword(password);
+      }
+    },
+  };
+}
+
+function sha1Hex(text: string): string {
+  return new Bun.CryptoHasher('sha1').update(text).digest('hex').toUpperCase();
+}
+
+async function queryRange(
+  baseUrl: string,
+  prefix: string,
+  timeoutMs: number,
+  fetchFn: typeof fetch,
+): Promise<Set<string>> {
+  // One signal covers both the response headers and the body download.
+  const signal = AbortSignal.timeout(timeoutMs);
+  let body: string;
+  try {
+    const response = await fetchFn(`${baseUrl}/range/${prefix}`, {
+      headers: { 'Add-Padding': 'true' },
+      signal,
+    });
+    if (response.status !== 200) {
+      await response.body?.cancel().catch(() => {});
+      throw new RangeQueryError(`HTTP ${response.status}`);
+    }
+    body = await response.text();
+  } catch (error) {
+    if (error instanceof RangeQueryError) throw error;
+    // Network error messages may echo the URL, which contains the hash prefix, so they are not logged.
+    throw new RangeQueryError(signal.aborted ? `timeout after ${timeoutMs} ms` : 'network error');
+  }
+  return parseRangeBody(body);
+}
+
+function parseRangeBody(body: string): Set<string> {
+  const suffixes = new Set<string>();
+  for (const rawLine of body.split('\n')) {
+    const line = rawLine.trim();
+    if (line === '') continue;
+    const match = RANGE_LINE.exec(line);
+    if (!match) throw new RangeQueryError('malformed response body');
+    // Count 0 marks an Add-Padding decoy line, not a breached password.
+    if (Number(match[2]) > 0) suffixes.add(match[1]!.toUpperCase());
+  }
+  return suffixes;
+}
+
+/** Insertion-ordered map that evicts the oldest prefix once full. */
+class PrefixCache {
+  private readonly entries = new Map<string, Set<string>>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  get(prefix: string): Set<string> | undefined {
+    return this.entries.get(prefix);
+  }
+
+  set(prefix: string, suffixes: Set<string>): void {
+    this.entries.delete(prefix);
+    this.entries.set(prefix, suffixes);
+    while (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+  }
+}

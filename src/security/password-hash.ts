@@ -1,0 +1,59 @@
+import { AppError } from '../http/errors';
+
+const ARGON2_OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 } as const;
+
+export interface HashingLimits {
+  /** Hashes computed at once; each holds 19 MiB while it runs. */
+  concurrency: number;
+  /** Hashes waiting for a slot; beyond this a request gets 503 SERVER_BUSY. */
+  maxQueue: number;
+}
+
+/**
+ * Bounded concurrency and a bounded queue, so that a flood of password requests
+ * cannot hold an unbounded number of 19 MiB argon2 buffers in memory.
+ */
+export class PasswordHasher {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limits: HashingLimits) {}
+
+  hash(password: string): Promise<string> {
+    return this.withSlot(() => Bun.password.hash(password, ARGON2_OPTIONS));
+  }
+
+  /** Uses the parameters stored in the hash, so older hashes keep verifying. */
+  verify(password: string, hash: string): Promise<boolean> {
+    return this.withSlot(async () => {
+      try {
+        return await Bun.password.verify(password, hash);
+      } catch {
+        return false; // an unknown or corrupt hash format is a mismatch, not a crash
+      }
+    });
+  }
+
+  private async withSlot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limits.concurrency) {
+      if (this.waiting.length >= this.limits.maxQueue) throw new AppError(503, 'SERVER_BUSY', 1);
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(); // hand the slot over directly
+      else this.running--;
+    }
+  }
+}
+
+/** A hash of a random string, verified against when the user is unknown so both paths cost the same. */
+let dummyHash: Promise<string> | undefined;
+export function dummyPasswordHash(): Promise<string> {
+  dummyHash ??= Bun.password.hash(crypto.randomUUID(), ARGON2_OPTIONS);
+  return dummyHash;
+}

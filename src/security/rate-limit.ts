@@ -1,0 +1,195 @@
+import type { Clock } from './clock';
+
+export type LimitResult = { ok: true } | { ok: false; retryAfterSeconds: number };
+
+const ALLOWED: LimitResult = { ok: true };
+const refuse = (waitMs: number): LimitResult => ({ ok: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) });
+const DEFAULT_MAX_KEYS = 100_000;
+/** Timestamps still inside the window: an event at t counts while now < t + windowMs. */
+const inWindow = (times: number[], now: number, windowMs: number) => times.filter((t) => t > now - windowMs);
+
+/** A Map capped at maxKeys; insertion order doubles as recency order, so the first key is the LRU one. */
+class LruMap<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly maxKeys: number, private readonly isStale: (value: V) => boolean) {}
+
+  get size(): number { return this.map.size; }
+
+  get(key: string): V | undefined {
+    const value = this.map.get(key);
+    if (value === undefined) return undefined;
+    this.map.delete(key);
+    if (this.isStale(value)) return undefined;
+    this.map.set(key, value);
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    // Looking only at the oldest entry keeps the sweep O(1) per call.
+    const oldest = this.map.entries().next();
+    if (!oldest.done && (this.isStale(oldest.value[1]) || this.map.size >= this.maxKeys)) this.map.delete(oldest.value[0]);
+    this.map.set(key, value);
+  }
+
+  delete(key: string): void { this.map.delete(key); }
+}
+
+type Bucket = { tokens: number; since: number };
+
+export class TokenBucketLimiter {
+  private readonly buckets: LruMap<Bucket>;
+
+  constructor(private readonly opts: { capacity: number; refillMs: number; clock: Clock; maxKeys?: number }) {
+    this.buckets = new LruMap(opts.maxKeys ?? DEFAULT_MAX_KEYS, (b) => this.refill(b).tokens >= opts.capacity);
+  }
+
+  get size(): number { return this.buckets.size; }
+
+  consume(key: string): LimitResult {
+    const now = this.opts.clock();
+    const bucket = this.refill(this.buckets.get(key) ?? { tokens: this.opts.capacity, since: now });
+    if (bucket.tokens < 1) return refuse(bucket.since + this.opts.refillMs - now);
+    // A full bucket has no refill in progress, so the refill period starts with this spend.
+    const since = bucket.tokens >= this.opts.capacity ? now : bucket.since;
+    this.buckets.set(key, { tokens: bucket.tokens - 1, since });
+    return ALLOWED;
+  }
+
+  /** Adds whole tokens earned since `since`; the unfinished period stays in `since`. */
+  private refill(bucket: Bucket): Bucket {
+    const periods = Math.floor((this.opts.clock() - bucket.since) / this.opts.refillMs);
+    if (periods <= 0) return bucket;
+    return { tokens: Math.min(this.opts.capacity, bucket.tokens + periods), since: bucket.since + periods * this.opts.refillMs };
+  }
+}
+
+export class SlidingWindowLimiter {
+  private readonly logs: LruMap<number[]>;
+
+  constructor(private readonly opts: { limit: number; windowMs: number; clock: Clock; maxKeys?: number }) {
+    this.logs = new LruMap(opts.maxKeys ?? DEFAULT_MAX_KEYS, (log) => inWindow(log, opts.clock(), opts.windowMs).length === 0);
+  }
+
+  get size(): number { return this.logs.size; }
+
+  hit(key: string): LimitResult {
+    const now = this.opts.clock();
+    const log = inWindow(this.logs.get(key) ?? [], now, this.opts.windowMs);
+    const oldest = log[0];
+    if (log.length >= this.opts.limit && oldest !== undefined) {
+      this.logs.set(key, log);
+      return refuse(oldest + this.opts.windowMs - now);
+    }
+    this.logs.set(key, [...log, now]);
+    return ALLOWED;
+  }
+}
+
+type Failures = { times: number[]; lockedUntil: number };
+
+export class FailureLockout {
+  private readonly entries: LruMap<Failures>;
+
+  constructor(private readonly opts: { limit: number; windowMs: number; lockMs: number; clock: Clock; maxKeys?: number }) {
+    const isIdle = (e: Failures) => e.lockedUntil <= opts.clock() && inWindow(e.times, opts.clock(), opts.windowMs).length === 0;
+    this.entries = new LruMap(opts.maxKeys ?? DEFAULT_MAX_KEYS, isIdle);
+  }
+
+  get size(): number { return this.entries.size; }
+
+  check(key: string): LimitResult {
+    const now = this.opts.clock();
+    const entry = this.entries.get(key);
+    return entry && entry.lockedUntil > now ? refuse(entry.lockedUntil - now) : ALLOWED;
+  }
+
+  recordFailure(key: string): void {
+    const now = this.opts.clock();
+    const entry = this.entries.get(key) ?? { times: [], lockedUntil: 0 };
+    // Failures while locked neither extend the lock nor count toward the next one.
+    if (entry.lockedUntil > now) return this.entries.set(key, entry);
+    const times = [...inWindow(entry.times, now, this.opts.windowMs), now];
+    const locked = times.length >= this.opts.limit;
+    this.entries.set(key, locked ? { times: [], lockedUntil: now + this.opts.lockMs } : { times, lockedUntil: 0 });
+  }
+
+  reset(key: string): void {
+    const entry = this.entries.get(key);
+    // An active lock stays: a success from a request that passed check() before the lock must not lift it.
+    if (entry && entry.lockedUntil > this.opts.clock()) this.entries.set(key, { times: [], lockedUntil: entry.lockedUntil });
+    else this.entries.delete(key);
+  }
+}
+
+/** The eight 16-bit groups of an IPv6 address (brackets and zone allowed), or undefined. */
+function parseIpv6(input: string): number[] | undefined {
+  const text = input.replace(/^\[(.*)\]$/s, '$1').replace(/%.*$/s, '');
+  const halves = text.split('::');
+  if (!text.includes(':') || halves.length > 2) return undefined;
+  const parts = halves.map((half, i) => parseGroups(half, i === halves.length - 1));
+  const [left, right = []] = parts;
+  if (!left || parts.includes(undefined)) return undefined;
+  const missing = 8 - left.length - right.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  return [...left, ...Array<number>(missing).fill(0), ...right];
+}
+
+/** Colon-separated hex groups; only the address's final part may end in a dotted IPv4 address. */
+function parseGroups(part: string, mayEndInIpv4: boolean): number[] | undefined {
+  if (part === '') return [];
+  const pieces = part.split(':');
+  const v4 = mayEndInIpv4 && part.includes('.') ? parseIpv4(pieces.pop() ?? '') : [];
+  if (!v4 || !pieces.every((p) => /^[0-9a-f]{1,4}$/i.test(p))) return undefined;
+  return [...pieces.map((p) => parseInt(p, 16)), ...v4];
+}
+
+function parseIpv4(text: string): number[] | undefined {
+  const octets = text.split('.').map((s) => (/^(0|[1-9]\d{0,2})$/.test(s) ? Number(s) : 256));
+  const [a = 256, b = 256, c = 256, d = 256] = octets;
+  if (octets.length !== 4 || octets.some((n) => n > 255)) return undefined;
+  return [(a << 8) | b, (c << 8) | d];
+}
+
+/** IPv6 clients share one key per /64, since a single host usually controls a whole /64. */
+export function addressKey(clientIp: string): string {
+  const groups = parseIpv6(clientIp);
+  if (!groups) return clientIp;
+  // An IPv4-mapped address is one IPv4 client; its /64 would lump every such client together.
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    const [hi = 0, lo = 0] = groups.slice(6);
+    return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  }
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+export interface RateLimits {
+  address: TokenBucketLimiter;
+  loginBlock: FailureLockout;
+  resetRequests: SlidingWindowLimiter;
+  emailVerificationRequests: SlidingWindowLimiter;
+  emailUpdateRequests: SlidingWindowLimiter;
+  totpVerify: FailureLockout;
+  totpRegister: FailureLockout;
+  reset2fa: FailureLockout;
+  emailVerify: FailureLockout;
+}
+
+const FIFTEEN_MINUTES = 15 * 60 * 1000;
+
+/** The limits of API.md §5. */
+export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
+  const window = () => new SlidingWindowLimiter({ limit: 3, windowMs: FIFTEEN_MINUTES, clock, maxKeys });
+  const lockout = () => new FailureLockout({ limit: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES, clock, maxKeys });
+  return {
+    address: new TokenBucketLimiter({ capacity: 5, refillMs: 10_000, clock, maxKeys }),
+    loginBlock: lockout(),
+    resetRequests: window(),
+    emailVerificationRequests: window(),
+    emailUpdateRequests: window(),
+    totpVerify: lockout(),
+    totpRegister: lockout(),
+    reset2fa: lockout(),
+    emailVerify: lockout(),
+  };
+}

@@ -1,0 +1,9 @@
+// Files imported `with { type: 'text' }` so that they are embedded in the compiled binary.
+declare module '*.sql' {
+  const text: string;
+  export default text;
+}
+declare module '*.txt' {
+  const text: string;
+  export default text;
+}

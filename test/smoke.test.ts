@@ -1,0 +1,34 @@
+import { expect, test } from 'bun:test';
+import { createHarness, STRONG_PASSWORD } from './support/harness';
+
+test('smoke', async () => {
+  const h = createHarness();
+  const user = await h.createUser({ email: 'A@b.co' });
+  const r1 = await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: STRONG_PASSWORD } });
+  expect(r1.status).toBe(204);
+  const r2 = await h.call('POST', `/users/nope/verify-password`, { rawBody: 'not json' });
+  expect(r2.json).toEqual({ error: 'NOT_FOUND' });
+  const r3 = await h.call('POST', `/users/${user.id}/verify-password`, { rawBody: 'not json' });
+  expect(r3.json).toEqual({ error: 'INVALID_DATA' });
+  const r4 = await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: 'wrong password' } });
+  expect(r4.json).toEqual({ error: 'INCORRECT_PASSWORD' });
+  const r5 = await h.call('POST', `/users/${user.id}/verify-password`, { rawBody: `{"password":"${STRONG_PASSWORD}"}`, headers: { 'content-type': 'text/plain' } });
+  expect(r5.status).toBe(204);
+  const r6 = await h.call('POST', `/users/${user.id}/verify-password`, { rawBody: '' });
+  expect(r6.json).toEqual({ error: 'INVALID_DATA' });
+  const r7 = await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: STRONG_PASSWORD, client_ip: 'x'.repeat(65) } });
+  expect(r7.json).toEqual({ error: 'INVALID_DATA' });
+  const r8 = await h.call('GET', `/users/${user.id}`);
+  expect(r8.json.email).toBe('a@b.co');
+  const r9 = await h.call('POST', `/users`, { body: { password: 'p'.repeat(128) } });
+  expect(r9.json).toEqual({ error: 'INVALID_DATA' });
+  const r10 = await h.call('POST', `/users`, { body: { password: '😀😀😀😀😀😀😀' } });
+  expect(r10.json).toEqual({ error: 'INVALID_DATA' });
+  const r11 = await h.call('POST', `/users`, { body: { password: 'password123' } });
+  expect(r11.json).toEqual({ error: 'WEAK_PASSWORD' });
+  const r12 = await h.call('POST', `/users`, { rawBody: 'x'.repeat(70000) });
+  expect(r12.json).toEqual({ error: 'PAYLOAD_TOO_LARGE' });
+  const r13 = await h.call('DELETE', `/users/${user.id}`);
+  expect(r13.status).toBe(204);
+  console.log(h.logs);
+});

@@ -1,0 +1,84 @@
+import { createApp, createHandler } from '../../src/app';
+import { openDatabase } from '../../src/db/client';
+import type { Deps } from '../../src/deps';
+import type { BreachChecker } from '../../src/security/breach-check';
+import { PasswordHasher } from '../../src/security/password-hash';
+import { createRateLimits } from '../../src/security/rate-limit';
+
+export const SECRET = 'test-secret-0123456789';
+export const STRONG_PASSWORD = 'gatehouse test password 1';
+export const WEAK_PASSWORD = 'password123';
+
+/** A breach checker that knows a fixed set, so tests never touch the network. */
+export const fakeBreachChecker = (breached: string[] = [WEAK_PASSWORD, 'password', '12345678']): BreachChecker => ({
+  isBreached: async (password) => breached.includes(password),
+});
+
+export interface CallOptions {
+  body?: unknown;
+  /** Sent as-is instead of JSON.stringify(body). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+  auth?: string | null;
+}
+
+/** An in-process Gatehouse on an in-memory database with a fake clock and a captured log. */
+export function createHarness(options: { breach?: BreachChecker; hashing?: { concurrency: number; maxQueue: number }; startMs?: number } = {}) {
+  let now = options.startMs ?? Date.UTC(2026, 0, 1);
+  const logs: Record<string, unknown>[] = [];
+  const clock = () => now;
+  const deps: Deps = {
+    db: openDatabase(null),
+    clock,
+    breach: options.breach ?? fakeBreachChecker(),
+    limits: createRateLimits(clock),
+    hasher: new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 }),
+    log: (fields) => logs.push(fields),
+  };
+  const app = createApp(deps);
+  const handle = createHandler(deps, SECRET, app);
+
+  async function call(method: string, path: string, opts: CallOptions = {}) {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.auth !== null) headers.authorization = opts.auth ?? SECRET;
+    const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+    const response = await handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const text = await response.text();
+    let json: any = undefined;
+    try {
+      json = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: response.status, headers: response.headers, json, text };
+  }
+
+  async function createUser(body: Record<string, unknown> = {}) {
+    const res = await call('POST', '/users', { body: { password: STRONG_PASSWORD, ...body } });
+    if (res.status !== 200) throw new Error(`createUser failed: ${res.status} ${res.text}`);
+    return res.json as { id: string; recovery_code: string; email: string | null; created_at: number };
+  }
+
+  return {
+    deps,
+    app,
+    handle,
+    call,
+    createUser,
+    logs,
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    setNow: (ms: number) => {
+      now = ms;
+    },
+  };
+}
+export type Harness = ReturnType<typeof createHarness>;
+
+export const expectError = (res: { status: number; json: any }, status: number, error: string) => {
+  if (res.status !== status || res.json?.error !== error) {
+    throw new Error(`expected ${status} ${error}, got ${res.status} ${JSON.stringify(res.json)}`);
+  }
+};
