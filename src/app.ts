@@ -9,11 +9,13 @@ import { passwordsRoutes } from './passwords/routes';
 import { usersRoutes } from './users/routes';
 import { userQueries } from './users/repository';
 import { VERSION } from './version';
+import { docsPlugin } from './docs/plugin';
 
-export function createApp(deps: Deps) {
+export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
   const queries = userQueries(deps.db);
   return new Elysia()
     .use(httpConventions(deps.log))
+    .use(options.docs === false ? new Elysia() : docsPlugin())
     .get('/', () => ({ name: 'gatehouse', version: VERSION }), {
       ...documented({
         summary: 'Service name and version',

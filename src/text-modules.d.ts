@@ -7,3 +7,11 @@ declare module '*.txt' {
   const text: string;
   export default text;
 }
+declare module 'swagger-ui-dist/swagger-ui.css' {
+  const text: string;
+  export default text;
+}
+declare module 'swagger-ui-dist/swagger-ui-bundle.js' {
+  const text: string;
+  export default text;
+}

@@ -37,7 +37,7 @@ export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     secret = stored.secret;
     log({ level: 'info', message: `${stored.created ? 'generated a new secret in' : 'using the secret in'} ${stored.path}` });
   }
-  const app = createApp(deps);
+  const app = createApp(deps, { docs: config.docs });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,

@@ -45,6 +45,8 @@ export function documented(doc: RouteDoc) {
     );
   }
   return {
+    // Our global parser runs first and always answers; naming 'json' here only tells OpenAPI the body's media type.
+    parse: 'json' as const,
     detail: {
       summary: doc.summary,
       tags: [doc.tag],
