@@ -238,9 +238,22 @@ describe('bounded memory', () => {
     const { time, clock } = fakeClock();
     const window = new SlidingWindowLimiter({ limit: 3, windowMs: WINDOW, clock, maxKeys: MAX });
     for (let i = 0; i < 10; i++) window.hit(`old-${i}`);
-    time.now += WINDOW;
-    for (let i = 0; i < 10; i++) window.hit(`new-${i}`);
     expect(window.size).toBe(10);
+    time.now += WINDOW;
+    for (let i = 0; i < 10; i++) expect(window.hit(`old-${i}`).ok).toBe(true);
+    expect(window.size).toBe(10);
+  });
+
+  test('keys are dropped a whole generation at a time, never exceeding maxKeys', () => {
+    const { clock } = fakeClock();
+    const window = new SlidingWindowLimiter({ limit: 3, windowMs: WINDOW, clock, maxKeys: 10 });
+    const sizes: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      window.hit(`k-${i}`);
+      sizes.push(window.size);
+    }
+    expect(Math.max(...sizes)).toBe(10);
+    expect(Math.min(...sizes.slice(10))).toBe(6);
   });
 });
 

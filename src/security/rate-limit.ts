@@ -8,31 +8,44 @@ const DEFAULT_MAX_KEYS = 100_000;
 /** Timestamps still inside the window: an event at t counts while now < t + windowMs. */
 const inWindow = (times: number[], now: number, windowMs: number) => times.filter((t) => t > now - windowMs);
 
-/** A Map capped at maxKeys; insertion order doubles as recency order, so the first key is the LRU one. */
+/**
+ * A map capped at maxKeys with two generations: writes go to the young one; when it is half full it
+ * becomes the old one and the previous old one is dropped whole. A key used within the last
+ * maxKeys/2 new keys always survives. No per-call scan: iterating a Map from its head after many
+ * deletes is linear in the deleted slots, which made a true LRU crawl under a flood of keys.
+ */
 class LruMap<V> {
-  private readonly map = new Map<string, V>();
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
   constructor(private readonly maxKeys: number, private readonly isStale: (value: V) => boolean) {}
 
-  get size(): number { return this.map.size; }
+  get size(): number { return this.young.size + this.old.size; }
 
   get(key: string): V | undefined {
-    const value = this.map.get(key);
+    const young = this.young.get(key);
+    const value = young ?? this.old.get(key);
     if (value === undefined) return undefined;
-    this.map.delete(key);
-    if (this.isStale(value)) return undefined;
-    this.map.set(key, value);
+    if (this.isStale(value)) {
+      this.delete(key);
+      return undefined;
+    }
+    if (young === undefined) this.set(key, value); // a read is a use: keep the key young
     return value;
   }
 
   set(key: string, value: V): void {
-    this.map.delete(key);
-    // Looking only at the oldest entry keeps the sweep O(1) per call.
-    const oldest = this.map.entries().next();
-    if (!oldest.done && (this.isStale(oldest.value[1]) || this.map.size >= this.maxKeys)) this.map.delete(oldest.value[0]);
-    this.map.set(key, value);
+    this.old.delete(key);
+    if (!this.young.has(key) && this.young.size >= Math.max(1, Math.floor(this.maxKeys / 2))) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, value);
   }
 
-  delete(key: string): void { this.map.delete(key); }
+  delete(key: string): void {
+    this.young.delete(key);
+    this.old.delete(key);
+  }
 }
 
 type Bucket = { tokens: number; since: number };
