@@ -1,0 +1,34 @@
+import { t } from 'elysia';
+import type { TotpCredentialRow } from '../db/schema';
+import { RecoveryCode, TotpCode } from '../http/models';
+
+/** The OpenAPI tag of every TOTP and recovery code endpoint. */
+export const TWO_FACTOR_TAG = 'Two-factor';
+
+const KEY_EXAMPLE = '0KHD8uS1lod4aVpLPC0eDxEiM0Q=';
+
+/** 26 characters, then one that carries only 4 data bits (its low 2 bits zero), then the padding. */
+const totpKeyField = (description: string) =>
+  t.String({ pattern: '^[A-Za-z0-9+/]{26}[AEIMQUYcgkosw048]=$', description, examples: [KEY_EXAMPLE] });
+
+export const RegisterTotpBody = t.Object({
+  key: t.Optional(totpKeyField('Standard base64 with padding (+/ and =) of exactly 20 bytes; required unless totp_key is sent')),
+  totp_key: t.Optional(totpKeyField('Alias of key; key wins when both are sent')),
+  code: TotpCode,
+});
+
+export const VerifyTotpBody = t.Object({ code: TotpCode });
+
+export const TotpCredential = t.Object({
+  user_id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
+  created_at: t.Integer({ description: 'Unix seconds', examples: [1795310920] }),
+  key: t.String({ description: 'Standard padded base64 of the 20-byte key', examples: [KEY_EXAMPLE] }),
+});
+
+export const toTotpCredentialView = (row: TotpCredentialRow) => ({ user_id: row.userId, created_at: row.createdAt, key: row.key });
+
+export const ResetSecondFactorsBody = t.Object({ recovery_code: RecoveryCode });
+
+export const RecoveryCodeResponse = t.Object({
+  recovery_code: t.String({ description: 'The new recovery code; the previous one no longer works', examples: ['7KQ2MZXDH3PA9WEN'] }),
+});
