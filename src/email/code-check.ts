@@ -1,0 +1,32 @@
+import type { Deps } from '../deps';
+import { AppError } from '../http/errors';
+import { enforce } from '../http/guards';
+import { codeMatches, recordWrongCode, type AttemptCountedRows } from '../security/code-attempts';
+
+export const incorrectCode = () => new AppError(400, 'INCORRECT_CODE');
+
+export interface EmailCodeAttempt {
+  userId: string;
+  given: string;
+  issued: string;
+  /** Where the request's wrong-code counter lives, and the request's key there. */
+  rows: AttemptCountedRows;
+  requestKey: string;
+}
+
+/**
+ * The user's email-code lockout, then the code. A wrong code counts on the request row (the 5th
+ * deletes it) and toward the lockout; a correct one clears the lockout. Synchronous from reading
+ * the request to counting, so parallel requests cannot interleave in between.
+ */
+export function assertEmailCode(deps: Deps, attempt: EmailCodeAttempt): void {
+  const lockout = deps.limits.emailVerify;
+  enforce(lockout.check(attempt.userId));
+  if (codeMatches(attempt.given, attempt.issued)) {
+    lockout.reset(attempt.userId);
+    return;
+  }
+  recordWrongCode(deps.db, attempt.rows, attempt.requestKey);
+  lockout.recordFailure(attempt.userId);
+  throw incorrectCode();
+}
