@@ -6,6 +6,9 @@ import { documented } from './http/docs';
 import { errorResponse } from './http/errors';
 import { createRequestHandler } from './http/handler';
 import { passwordsRoutes } from './passwords/routes';
+import { emailRoutes } from './email/routes';
+import { totpRoutes } from './totp/routes';
+import { passwordResetRoutes } from './password-reset/routes';
 import { usersRoutes } from './users/routes';
 import { userQueries } from './users/repository';
 import { VERSION } from './version';
@@ -45,7 +48,10 @@ export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
       },
     )
     .use(usersRoutes(deps, queries))
-    .use(passwordsRoutes(deps, queries));
+    .use(passwordsRoutes(deps, queries))
+    .use(emailRoutes(deps, queries))
+    .use(totpRoutes(deps, queries))
+    .use(passwordResetRoutes(deps, queries));
 }
 
 export type App = ReturnType<typeof createApp>;

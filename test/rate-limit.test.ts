@@ -295,7 +295,7 @@ describe('createRateLimits', () => {
       for (let i = 0; i < 3; i++) expect(window.hit('u').ok).toBe(true);
       expect(window.hit('u')).toEqual(refusedFor(15 * 60));
     }
-    const lockouts = [limits.loginBlock, limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify];
+    const lockouts = [limits.loginBlock, limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify];
     for (const lockout of lockouts) {
       for (let i = 0; i < 4; i++) lockout.recordFailure('u');
       expect(lockout.check('u').ok).toBe(true);

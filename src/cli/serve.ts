@@ -6,6 +6,7 @@ import { createBreachChecker } from '../security/breach-check';
 import { systemClock } from '../security/clock';
 import { PasswordHasher } from '../security/password-hash';
 import { createRateLimits } from '../security/rate-limit';
+import { startSweeper } from '../maintenance/sweep';
 import type { ServeConfig } from './config';
 import { loadOrCreateSecret } from './secret';
 
@@ -45,8 +46,10 @@ export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     maxRequestBodySize: 16 * 1024 * 1024,
     fetch: createHandler(deps, secret, app),
   });
+  const sweeper = startSweeper(deps);
   log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port });
   const stop = async () => {
+    sweeper.stop();
     await server.stop(false);
     deps.db.$client.close();
   };

@@ -1,4 +1,6 @@
 import type { Deps } from '../deps';
+import { toUnixSeconds } from '../security/clock';
+import type { FailureLockout } from '../security/rate-limit';
 import { AppError } from '../http/errors';
 import { enforce } from '../http/guards';
 import { codeMatches, recordWrongCode, type AttemptCountedRows } from '../security/code-attempts';
@@ -7,6 +9,8 @@ export const incorrectCode = () => new AppError(400, 'INCORRECT_CODE');
 
 export interface EmailCodeAttempt {
   userId: string;
+  /** The per-user lockout of this endpoint. */
+  lockout: FailureLockout;
   given: string;
   issued: string;
   /** Where the request's wrong-code counter lives, and the request's key there. */
@@ -20,13 +24,13 @@ export interface EmailCodeAttempt {
  * the request to counting, so parallel requests cannot interleave in between.
  */
 export function assertEmailCode(deps: Deps, attempt: EmailCodeAttempt): void {
-  const lockout = deps.limits.emailVerify;
+  const { lockout } = attempt;
   enforce(lockout.check(attempt.userId));
   if (codeMatches(attempt.given, attempt.issued)) {
     lockout.reset(attempt.userId);
     return;
   }
-  recordWrongCode(deps.db, attempt.rows, attempt.requestKey);
+  recordWrongCode(deps.db, attempt.rows, attempt.requestKey, toUnixSeconds(deps.clock()));
   lockout.recordFailure(attempt.userId);
   throw incorrectCode();
 }

@@ -102,6 +102,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
         if (request === undefined) throw invalidRequest();
         assertEmailCode(deps, {
           userId: request.userId,
+          lockout: deps.limits.emailUpdateVerify,
           given: body.code,
           issued: request.code,
           rows: updateCounter,

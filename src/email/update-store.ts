@@ -9,6 +9,7 @@ export const updateCounter: AttemptCountedRows = {
   table: requests,
   key: requests.id,
   failedAttempts: requests.failedAttempts,
+  expiresAt: requests.expiresAt,
 };
 
 const live = (id: string, now: number) => and(eq(requests.id, id), gt(requests.expiresAt, now));

@@ -73,6 +73,7 @@ export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
         if (pending === undefined) throw notAllowed();
         assertEmailCode(deps, {
           userId: user.id,
+          lockout: deps.limits.emailVerify,
           given: body.code,
           issued: pending.code,
           rows: verificationCounter,

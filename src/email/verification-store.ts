@@ -9,6 +9,7 @@ export const verificationCounter: AttemptCountedRows = {
   table: requests,
   key: requests.userId,
   failedAttempts: requests.failedAttempts,
+  expiresAt: requests.expiresAt,
 };
 
 const liveFor = (userId: string, now: number) => and(eq(requests.userId, userId), gt(requests.expiresAt, now));

@@ -186,6 +186,7 @@ export interface RateLimits {
   totpRegister: FailureLockout;
   reset2fa: FailureLockout;
   emailVerify: FailureLockout;
+  emailUpdateVerify: FailureLockout;
 }
 
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
@@ -204,5 +205,6 @@ export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
     totpRegister: lockout(),
     reset2fa: lockout(),
     emailVerify: lockout(),
+    emailUpdateVerify: lockout(),
   };
 }

@@ -1,0 +1,139 @@
+import { Elysia, t } from 'elysia';
+import type { Deps } from '../deps';
+import type { PasswordResetRequestRow } from '../db/schema';
+import { documented, noContent } from '../http/docs';
+import { invalidData, notFound } from '../http/errors';
+import { pathUser } from '../http/guards';
+import { presentClientIp } from '../http/models';
+import { toUnixSeconds } from '../security/clock';
+import type { UserQueries } from '../users/repository';
+import { CreatedPasswordResetRequest, CreateResetRequestBody, PasswordResetRequest, ResetPasswordBody, VerifyResetEmailBody } from './model';
+import { resetRequestQueries, toResetRequestView } from './repository';
+import { createResetRequest, resetPassword, verifyResetEmail } from './service';
+
+const TAG = 'Password reset';
+
+/**
+ * Loads the live request named by `:id` in the transform phase, before body validation, so an
+ * unknown, expired or invalidated request is 404 even when the body is also wrong (API.md §1).
+ */
+function pathResetRequest(findLive: (id: string) => PasswordResetRequestRow | undefined) {
+  return new Elysia().derive({ as: 'scoped' }, ({ params }) => {
+    const id = (params as Record<string, string | undefined>).id;
+    const resetRequest = id === undefined ? undefined : findLive(id);
+    if (resetRequest === undefined) throw notFound();
+    return { resetRequest };
+  });
+}
+
+/**
+ * Elysia's normaliser turns a body that is not an object into `{}` when every field of the schema is
+ * optional, so such a body would pass; this runs before it, after the path's 404 check.
+ */
+const requireObjectBody = ({ body }: { body: unknown }) => {
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw invalidData();
+};
+
+export function passwordResetRoutes(deps: Deps, users: UserQueries) {
+  const requests = resetRequestQueries(deps.db);
+  const nowSeconds = () => toUnixSeconds(deps.clock());
+
+  const ofUser = new Elysia()
+    .use(pathUser(users.findRow))
+    .post(
+      '/users/:id/password-reset-requests',
+      ({ body, user }) => createResetRequest(deps, requests, user.id, presentClientIp(body.client_ip)),
+      {
+        body: CreateResetRequestBody,
+        transform: requireObjectBody,
+        ...documented({
+          summary: 'Create a password reset request',
+          tag: TAG,
+          description:
+            'Returns the request with its 8-character code, which the caller sends to the user\'s email; the code is never shown again. The request expires after 10 minutes. At most 3 per user in any 15 minutes.',
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'PAYLOAD_TOO_LARGE'],
+          ok: CreatedPasswordResetRequest,
+        }),
+      },
+    )
+    .get(
+      '/users/:id/password-reset-requests',
+      ({ user }) => requests.listLive(user.id, nowSeconds()).map(toResetRequestView),
+      documented({
+        summary: "List a user's password reset requests",
+        tag: TAG,
+        description: 'The live (unexpired, not invalidated) requests, oldest first, ties by id. Codes are not included.',
+        errors: ['NOT_FOUND'],
+        ok: t.Array(PasswordResetRequest),
+      }),
+    )
+    .delete(
+      '/users/:id/password-reset-requests',
+      ({ user }) => {
+        requests.deleteAllOfUser(user.id);
+        return noContent();
+      },
+      documented({ summary: "Invalidate all of a user's password reset requests", tag: TAG, errors: ['NOT_FOUND'] }),
+    );
+
+  const single = new Elysia()
+    .use(pathResetRequest((id) => requests.findLive(id, nowSeconds())))
+    .get('/password-reset-requests/:id', ({ resetRequest }) => toResetRequestView(resetRequest), {
+      ...documented({
+        summary: 'Get a password reset request',
+        tag: TAG,
+        description: 'NOT_FOUND when the request does not exist, has expired or was invalidated. The code is not included.',
+        errors: ['NOT_FOUND'],
+        ok: PasswordResetRequest,
+      }),
+    })
+    .delete(
+      '/password-reset-requests/:id',
+      ({ resetRequest }) => {
+        requests.deleteOne(resetRequest.id);
+        return noContent();
+      },
+      documented({ summary: 'Invalidate a password reset request', tag: TAG, errors: ['NOT_FOUND'] }),
+    )
+    .post(
+      '/password-reset-requests/:id/verify-email',
+      ({ body, resetRequest }) => {
+        verifyResetEmail(deps, requests, resetRequest, { code: body.code, clientIp: presentClientIp(body.client_ip) });
+        return noContent();
+      },
+      {
+        body: VerifyResetEmailBody,
+        ...documented({
+          summary: 'Verify the email of a password reset request with its code',
+          tag: TAG,
+          description:
+            'A correct code marks the request verified (repeatable). Every wrong code counts, also after verification; the 5th answers INCORRECT_CODE and invalidates the request, after which this endpoint answers NOT_FOUND.',
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
+        }),
+      },
+    );
+
+  const reset = new Elysia().post(
+    '/reset-password',
+    async ({ body }) => {
+      await resetPassword(deps, requests, {
+        requestId: body.request_id,
+        password: body.password,
+        clientIp: presentClientIp(body.client_ip),
+      });
+      return noContent();
+    },
+    {
+      body: ResetPasswordBody,
+      ...documented({
+        summary: 'Reset a password with a password reset request',
+        tag: TAG,
+        description:
+          'Works on an open or a verified request. Sets the password, marks the user\'s email verified and invalidates all of the user\'s reset requests. An unknown, expired, invalidated or used request answers INVALID_REQUEST.',
+        errors: ['INVALID_DATA', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+      }),
+    },
+  );
+
+  return new Elysia().use(ofUser).use(single).use(reset);
+}
