@@ -31,9 +31,9 @@ export interface RunResult {
 }
 
 /** Runs a command that is expected to exit by itself; kills it after `timeoutMs` so a test cannot hang. */
-export async function runToExit(args: string[], options: { command?: string[]; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<RunResult> {
+export async function runToExit(args: string[], options: { command?: string[]; env?: Record<string, string>; timeoutMs?: number; cwd?: string } = {}): Promise<RunResult> {
   const proc = Bun.spawn([...(options.command ?? SOURCE_COMMAND), ...args], {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: cleanEnv(options.env),
     stdout: 'pipe',
     stderr: 'pipe',
@@ -75,6 +75,8 @@ export interface StartOptions {
   /** Data directory; a fresh temporary one when omitted. */
   dir?: string;
   timeoutMs?: number;
+  /** Working directory of the process; the repository by default. */
+  cwd?: string;
 }
 
 const running = new Set<Subprocess>();
@@ -84,7 +86,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   const dir = options.dir ?? makeTempDir();
   const args = options.args ?? ['serve', '--port', '0', '--dir', dir, '--pwned-check', 'offline', ...(options.extraArgs ?? [])];
   const proc = Bun.spawn([...(options.command ?? SOURCE_COMMAND), ...args], {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: cleanEnv(options.env),
     stdin: 'ignore',
     stdout: 'pipe',

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { copyFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as OTPAuth from 'otpauth';
+import { killAllServers, makeTempDir, removeDir, REPO_ROOT, runToExit, startServer } from './support/server-process';
+
+// The binary is copied alone into an empty directory: no node_modules, no drizzle/ beside it.
+const work = makeTempDir('gatehouse-binary-');
+const binary = join(work, 'gatehouse');
+const dataDir = join(work, 'data');
+const PASSWORD = 'binary test password one';
+const NEW_PASSWORD = 'binary test password two';
+
+beforeAll(async () => {
+  const build = Bun.spawnSync([process.execPath, 'run', 'build'], { cwd: REPO_ROOT, stdout: 'pipe', stderr: 'pipe' });
+  if (build.exitCode !== 0) throw new Error(`bun run build failed: ${build.stderr.toString()}`);
+  copyFileSync(join(REPO_ROOT, 'dist/gatehouse'), binary);
+  expect(readdirSync(work)).toEqual(['gatehouse']);
+}, 120_000);
+
+afterAll(async () => {
+  await killAllServers();
+  removeDir(work);
+});
+
+const start = () => startServer({ command: [binary], cwd: work, args: ['serve', '--port', '0', '--dir', dataDir, '--pwned-check', 'offline'] });
+
+describe('compiled binary', () => {
+  test('prints its version and a new secret', async () => {
+    const pkg = await Bun.file(join(REPO_ROOT, 'package.json')).json();
+    expect((await runToExit(['--version'], { command: [binary], cwd: work })).stdout.trim()).toBe(pkg.version);
+    const secret = await runToExit(['generate-secret'], { command: [binary], cwd: work });
+    expect(secret.exitCode).toBe(0);
+    expect(secret.stdout.trim()).toMatch(/^[a-z2-9]{40}$/);
+  });
+
+  test('serves a whole flow, stops on SIGTERM with 0, and finds its data after a restart', async () => {
+    const server = await start();
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await server.request(method, path, body);
+      const text = await response.text();
+      return { status: response.status, json: text === '' ? undefined : JSON.parse(text) };
+    };
+
+    const user = await call('POST', '/users', { email: 'bin@example.com', password: PASSWORD });
+    expect(user.status).toBe(200);
+    const id = user.json.id as string;
+    expect((await call('POST', `/users/${id}/verify-password`, { password: PASSWORD })).status).toBe(204);
+
+    const reset = await call('POST', `/users/${id}/password-reset-requests`, {});
+    expect(reset.status).toBe(200);
+    expect((await call('POST', `/password-reset-requests/${reset.json.id}/verify-email`, { code: reset.json.code })).status).toBe(204);
+    expect((await call('POST', '/reset-password', { request_id: reset.json.id, password: NEW_PASSWORD })).status).toBe(204);
+
+    const key = new OTPAuth.Secret({ size: 20 });
+    const totp = new OTPAuth.TOTP({ secret: key, algorithm: 'SHA1', digits: 6, period: 30 });
+    const now = Date.now();
+    const registered = await call('POST', `/users/${id}/register-totp`, { key: Buffer.from(key.bytes).toString('base64'), code: totp.generate({ timestamp: now }) });
+    expect(registered.status).toBe(200);
+    // The registering code's step is used up; the next step's code is inside the ±1 window.
+    expect((await call('POST', `/users/${id}/verify-2fa/totp`, { code: totp.generate({ timestamp: now + 30_000 }) })).status).toBe(204);
+
+    const page = await fetch(`${server.url}/docs`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    for (const asset of ['/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui.css']) {
+      expect(html).toContain(asset);
+      const response = await fetch(`${server.url}${asset}`);
+      expect(response.status).toBe(200);
+      expect((await response.text()).length).toBeGreaterThan(10_000);
+    }
+    expect((await (await fetch(`${server.url}/docs/json`)).json()).paths['/reset-password']).toBeDefined();
+
+    expect(await server.stop('SIGTERM')).toBe(0);
+
+    const again = await start();
+    const found = await again.request('GET', `/users/${id}`);
+    expect(await found.json()).toMatchObject({ id, email: 'bin@example.com', email_verified: true, registered_totp: true });
+    expect((await again.request('POST', `/users/${id}/verify-password`, { password: NEW_PASSWORD })).status).toBe(204);
+    expect(await again.stop('SIGTERM')).toBe(0);
+  }, 60_000);
+});
