@@ -69,7 +69,8 @@ describe('compiled binary', () => {
       expect(response.status).toBe(200);
       expect((await response.text()).length).toBeGreaterThan(10_000);
     }
-    expect((await (await fetch(`${server.url}/docs/json`)).json()).paths['/reset-password']).toBeDefined();
+    const document = (await (await fetch(`${server.url}/docs/json`)).json()) as { paths: Record<string, unknown> };
+    expect(document.paths['/reset-password']).toBeDefined();
 
     expect(await server.stop('SIGTERM')).toBe(0);
 

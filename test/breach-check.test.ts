@@ -134,7 +134,7 @@ describe('online mode against the range API', () => {
     const fakeFetch = (async (input: string | URL | Request) => {
       const prefix = String(input).slice(-5);
       calls.set(prefix, (calls.get(prefix) ?? 0) + 1);
-      return new Response('');
+      return new Response(`${'A'.repeat(35)}:0`);
     }) as unknown as typeof fetch;
     const { checker } = onlineChecker('http://pwned.invalid', { fetch: fakeFetch });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateSecret } from '../security/random';
 
@@ -13,5 +13,6 @@ export function loadOrCreateSecret(dir: string): { secret: string; path: string;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const secret = generateSecret();
   writeFileSync(path, `${secret}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600); // the mode option only applies to a file that did not exist yet
   return { secret, path, created: true };
 }

@@ -114,6 +114,7 @@ async function queryRange(
 
 function parseRangeBody(body: string): Set<string> {
   const suffixes = new Set<string>();
+  let lines = 0;
   for (const rawLine of body.split('\n')) {
     const line = rawLine.trim();
     if (line === '') continue;
@@ -121,7 +122,10 @@ function parseRangeBody(body: string): Set<string> {
     if (!match) throw new RangeQueryError('malformed response body');
     // Count 0 marks an Add-Padding decoy line, not a breached password.
     if (Number(match[2]) > 0) suffixes.add(match[1]!.toUpperCase());
+    lines++;
   }
+  // With Add-Padding every real answer lists hundreds of lines; an empty 200 (a proxy, a stub) is not an answer.
+  if (lines === 0) throw new RangeQueryError('empty response body');
   return suffixes;
 }
 
