@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import { t } from 'elysia';
+import { type App, createApp, createHandler } from '../src/app';
 import { createHarness, expectError, type Harness, SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
 
 const TEN_SECONDS = 10_000;
@@ -284,6 +286,18 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
     expect(h.logs.some((line) => line.level === 'error' && typeof line.request_id === 'string')).toBe(true);
     const health = await h.call('GET', '/health', { auth: null });
     expect(health.status).toBe(503);
+  });
+
+  test('a response that breaks its own schema is UNKNOWN_ERROR, not the caller\'s INVALID_DATA', async () => {
+    const h = createHarness();
+    const app = createApp(h.deps).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
+      response: { 200: t.Object({ name: t.String() }) },
+    });
+    const response = await createHandler(h.deps, SECRET, app as unknown as App)(
+      new Request('http://localhost/broken', { headers: { authorization: SECRET } }),
+    );
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: 'UNKNOWN_ERROR' });
   });
 });
 

@@ -23,7 +23,9 @@ export interface CallOptions {
 }
 
 /** An in-process Gatehouse on an in-memory database with a fake clock and a captured log. */
-export function createHarness(options: { breach?: BreachChecker; hashing?: { concurrency: number; maxQueue: number }; startMs?: number } = {}) {
+export function createHarness(
+  options: { breach?: BreachChecker; hashing?: { concurrency: number; maxQueue: number }; hasher?: PasswordHasher; startMs?: number } = {},
+) {
   let now = options.startMs ?? Date.UTC(2026, 0, 1);
   const logs: Record<string, unknown>[] = [];
   const clock = () => now;
@@ -32,7 +34,7 @@ export function createHarness(options: { breach?: BreachChecker; hashing?: { con
     clock,
     breach: options.breach ?? fakeBreachChecker(),
     limits: createRateLimits(clock),
-    hasher: new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 }),
+    hasher: options.hasher ?? new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 }),
     log: (fields) => logs.push(fields),
   };
   const app = createApp(deps);

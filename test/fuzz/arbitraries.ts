@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { STRONG_PASSWORD, WEAK_PASSWORD } from '../support/harness';
+import { CODES, EMAILS, RECOVERY_CODE, RESETS, TOTP_CODES, TOTP_KEYS, UPDATES, USERS } from './seed';
+
+/** Lone surrogates, bidi overrides, zero-width, joiners, NUL, line separators and other troublemakers. */
+const ODD = [
+  '\u0000', '\uD800', '\uDFFF', '\uDBFF\uDFFF', 'a\uDC00b', '\u202E', '\u200F', '\u061C', '\u200B', '\u200D', '\uFEFF',
+  '👩‍👩‍👧‍👦', '🇺🇳', 'e\u0301', '\u0130', 'ß', 'ﬀ', '\u2028', '\u2029', '\r\n', '\t', '"', '\\', "'", '%00', '%zz',
+  '${x}', '<script>', "' or 1=1 --", '__proto__', 'ǅ', '\u{10FFFF}', '\u{E0001}', '\uFFFD', '\u0085', ' ',
+];
+export const oddString: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.array(fc.oneof(fc.constantFrom(...ODD), fc.string({ maxLength: 6 })), { maxLength: 12 }).map((a) => a.join('')) },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...ODD, 'a', 'é', '😀'), fc.integer({ min: 50, max: 12_000 })).map(([s, n]) => s.repeat(n)) },
+);
+
+/** Any JSON value a client could send where a field is expected: wrong types, nulls, huge numbers, odd text. */
+export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(null, true, false, 0, -0, -1, 0.5, 1e308, -1e308, 2 ** 53 + 1, Number.MAX_SAFE_INTEGER, '', ' ', [], {}, [null], { '': '' }),
+  oddString,
+  fc.jsonValue({ maxDepth: 3 }),
+  fc.double(),
+);
+
+const HOSTILE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'password ', 'PASSWORD', 'id', 'user_id', 'email_verified'];
+export const fieldName = fc.oneof(fc.constantFrom(...HOSTILE_NAMES), oddString.filter((s) => s.length < 50));
+
+const allCodes = Object.values(CODES);
+const urlSafe = (key: string) => key.replace(/\+/g, '-').replace(/\//g, '_');
+const ALL_FF_KEY = Buffer.alloc(20, 0xff).toString('base64');
+const passwords = [
+  STRONG_PASSWORD, STRONG_PASSWORD.toUpperCase(), 'another strong password 9', WEAK_PASSWORD, 'password', 'a'.repeat(7), 'a'.repeat(8),
+  'b'.repeat(127), 'b'.repeat(128), '😀'.repeat(7), '😀'.repeat(8), '😀'.repeat(127), '😀'.repeat(128), ' '.repeat(8), '\u0000'.repeat(8), 'pass\uD800word',
+];
+
+/** Values near and at the edge of valid for each field name the API uses, mixing right and wrong secrets. */
+const FIELD_VALUES: Record<string, unknown[]> = {
+  password: passwords,
+  new_password: passwords,
+  email: [
+    EMAILS.mail, EMAILS.mail.toUpperCase(), EMAILS.totp, EMAILS.fresh, EMAILS.last, 'fresh.user@example.org', ' ada@example.com', 'ada@example.com ',
+    'no-at-sign', 'a@b', '@.', 'a@b.', `${'x'.repeat(243)}@example.com`, `${'x'.repeat(244)}@example.com`, 'a@b@c.d', null, 'ünï@exämple.com', 'İ@example.com',
+  ],
+  code: [...allCodes, ...allCodes.map((c) => c.toLowerCase()), ...TOTP_CODES.seeded, ...TOTP_CODES.other, 'AAAAAAAA', 'ABCDEFGI', 'ABCDEFG', 'ABCDEFGHJ', '123456', '12345', '1234567', '１２３４５６', 'ABCDEFGO'],
+  recovery_code: [RECOVERY_CODE, RECOVERY_CODE.toLowerCase(), 'A'.repeat(16), RECOVERY_CODE.slice(1), `${RECOVERY_CODE}A`, 'RECOVERYCODE1234'],
+  key: [TOTP_KEYS.seeded, TOTP_KEYS.other, ALL_FF_KEY, urlSafe(ALL_FF_KEY), TOTP_KEYS.other.replace(/=+$/, ''), Buffer.alloc(21, 7).toString('base64'), Buffer.alloc(19, 7).toString('base64'), 'AAAA', `${TOTP_KEYS.other.slice(0, 26)}B=`],
+  request_id: [...Object.values(RESETS), ...Object.values(UPDATES), ...Object.values(USERS), RESETS.open.toUpperCase(), ''],
+  client_ip: [null, '', '203.0.113.7', '2001:db8::1', '[2001:db8::1]', '::ffff:1.2.3.4', 'x'.repeat(64), 'x'.repeat(65), 'not an ip', '999.1.1.1', 'fe80::1%eth0'],
+};
+FIELD_VALUES.totp_key = FIELD_VALUES.key!;
+export const CLIENT_IPS = FIELD_VALUES.client_ip!.filter((ip): ip is string => typeof ip === 'string' && ip !== '');
+
+/** The values that pass for each field, so that near-valid bodies often reach the operation itself. */
+const GOOD: Record<string, unknown[]> = {
+  password: [STRONG_PASSWORD],
+  email: [EMAILS.mail, EMAILS.totp, EMAILS.mail.toUpperCase(), 'fresh.user@example.org', null],
+  recovery_code: [RECOVERY_CODE, RECOVERY_CODE.toLowerCase()],
+  client_ip: [null, '', '203.0.113.7', '2001:db8::1'],
+  '/authenticate/password email': [EMAILS.mail, EMAILS.totp.toUpperCase()],
+  '/users/:id/verify-email code': [CODES.verifyMail, CODES.verifyMail.toLowerCase()],
+  '/password-reset-requests/:id/verify-email code': [CODES.resetOpen, CODES.resetOpen.toLowerCase()],
+  '/verify-new-email code': [CODES.updateFresh, CODES.updateFresh.toLowerCase()],
+  '/verify-new-email request_id': [UPDATES.fresh],
+  '/reset-password request_id': [RESETS.open, RESETS.last],
+  '/users/:id/register-totp key': [TOTP_KEYS.other],
+  '/users/:id/register-totp totp_key': [TOTP_KEYS.other],
+  '/users/:id/register-totp code': [TOTP_CODES.other[2], TOTP_CODES.other[3]],
+  '/users/:id/verify-2fa/totp code': [TOTP_CODES.seeded[2], TOTP_CODES.seeded[3]],
+};
+GOOD.new_password = GOOD.password!;
+
+const fieldValue = (routePath: string, name: string): fc.Arbitrary<unknown> => {
+  const pool = FIELD_VALUES[name];
+  const good = GOOD[`${routePath} ${name}`] ?? GOOD[name];
+  if (pool === undefined) return hostileValue;
+  return fc.oneof(
+    { weight: good === undefined ? 0 : 6, arbitrary: fc.constantFrom(...(good ?? [null])) },
+    { weight: 4, arbitrary: fc.constantFrom(...pool) },
+    { weight: 1, arbitrary: hostileValue },
+    { weight: 1, arbitrary: oddString },
+  );
+};
+
+/** Key-value pairs, rendered as raw JSON text so that a key may repeat (the last one wins in JSON.parse). */
+export type Entries = [string, unknown][];
+export const renderEntries = (entries: Entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`;
+
+/** An object from the endpoint's real field names: each may be missing, wrong or repeated; unknown ones join in. */
+export function nearValidEntries(route: { path: string; fields: string[] }): fc.Arbitrary<Entries> {
+  const { path, fields } = route;
+  const entry = (name: string) => fieldValue(path, name).map((v): [string, unknown] => [name, v]);
+  const present = fields.map((name) => fc.option(entry(name), { freq: 9, nil: undefined }));
+  const duplicate = fields.length === 0 ? fc.constant([]) : fc.array(fc.constantFrom(...fields).chain(entry), { maxLength: 2 });
+  const extra = fc.array(fc.tuple(fieldName, hostileValue), { maxLength: 2 });
+  return fc
+    .tuple(fc.tuple(...present), fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: duplicate }), fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: extra }), fc.boolean())
+    .map(([own, dup, more, dupFirst]) => {
+      const base = own.filter((e): e is [string, unknown] => e !== undefined);
+      return [...(dupFirst ? dup : []), ...base, ...(dupFirst ? [] : dup), ...more];
+    });
+}
+
+/** A request body as sent on the wire. */
+export type Payload = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'bytes'; bytes: Uint8Array };
+
+/** Counterexamples print a preview: a 60 KiB body would bury fast-check's seed and path. */
+const preview = <T extends object>(payload: T, show: string): T =>
+  Object.defineProperty(payload, fc.toStringMethod, { value: () => (show.length > 300 ? `${show.slice(0, 300)}…(${show.length} chars)` : show) });
+const text = (t: string): Payload => preview({ kind: 'text', text: t }, `text ${JSON.stringify(t)}`);
+const bytes = (b: Uint8Array): Payload => preview({ kind: 'bytes', bytes: b }, `bytes ${Buffer.from(b).toString('hex')}`);
+export const nearValidPayload = (route: { path: string; fields: string[] }) => nearValidEntries(route).map((e) => text(renderEntries(e)));
+
+const deep = fc.tuple(fc.constantFrom(10, 31, 32, 33, 100, 1000, 10_000), fc.constantFrom('array', 'object')).map(([n, shape]) =>
+  shape === 'array' ? `${'['.repeat(n)}${']'.repeat(n)}` : `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`,
+);
+/** Number literals JSON.stringify cannot produce: beyond double range, beyond 2^53, denormal. */
+const HUGE_NUMBERS = ['1e999', '-1e999', '123456789012345678901234567890', '-0', '1E-400', '9007199254740993', '0.1e1'];
+const RAW_TEXTS = [
+  '', ' ', 'null', 'true', '0', '-0', '1e999', '-1e999', '123456789012345678901234567890', '""', '"{}"', '[]', '[{}]', '{', '}', '{"a":1}{"b":2}',
+  '{"password":NaN}', "{'password':'x'}", '{password:"x"}', '{"a":1,}', '\uFEFF{}', '{}garbage', 'password=x&email=y', '--xyz\r\nContent-Disposition: form-data; name="password"\r\n\r\nx\r\n--xyz--',
+  '<xml/>', '\u0000', '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}', '{"a":"\\ud800"}', '{"a":"\\u0000"}',
+];
+
+/** Random and hostile bodies: JSON of any type, raw text, deep nesting, duplicate keys, invalid UTF-8, UTF-16. */
+export function hostilePayload(route: { path: string; fields: string[] }): fc.Arbitrary<Payload> {
+  const { fields } = route;
+  const field = fields.length > 0 ? fc.constantFrom(...fields) : fieldName;
+  return fc.oneof(
+    fc.constant<Payload>({ kind: 'none' }),
+    hostileValue.map((v) => text(JSON.stringify(v) ?? 'null')),
+    fc.dictionary(fieldName, hostileValue, { maxKeys: 4 }).map((o) => text(JSON.stringify(o))),
+    nearValidEntries(route).map((e) => text(renderEntries(e))),
+    fc.constantFrom(...RAW_TEXTS).map(text),
+    deep.map(text),
+    fc.tuple(field, deep).map(([name, d]) => text(`{${JSON.stringify(name)}:${d}}`)),
+    fc.tuple(nearValidEntries(route), deep).map(([e, d]) => text(renderEntries([...e, ['extra', 0]]).replace(/0}$/, `${d}}`))),
+    fc.tuple(field, oddString).map(([name, s]) => text(`{${JSON.stringify(name)}:${JSON.stringify(s)}}`)),
+    fc.tuple(field, fc.constantFrom(...HUGE_NUMBERS)).map(([name, n]) => text(`{${JSON.stringify(name)}:${n}}`)),
+    fc.uint8Array({ maxLength: 200 }).map(bytes),
+    fc.tuple(field, fc.uint8Array({ minLength: 1, maxLength: 20 }), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]))
+      .map(([name, noise, bad]) => bytes(Buffer.concat([Buffer.from(`{${JSON.stringify(name)}:"`), Buffer.from(bad), Buffer.from(noise), Buffer.from('12345678"}')]))),
+    nearValidEntries(route).map((e) => bytes(Buffer.from(`\uFEFF${renderEntries(e)}`, 'utf16le'))),
+    fc.integer({ min: 64 * 1024 - 16, max: 70 * 1024 }).map((n) => text(`{"password":"${'p'.repeat(n)}"}`)),
+  );
+}
+
+const CONTENT_TYPES = [
+  'application/json', 'application/json; charset=utf-8', 'text/plain', 'text/plain; charset=iso-8859-1', 'application/x-www-form-urlencoded', 'multipart/form-data',
+  'multipart/form-data; boundary=xyz', 'application/octet-stream', 'application/xml', 'text/html', 'application/vnd.api+json', '', '*/*', 'garbage', 'application/json; charset=utf-16', 'image/png',
+];
+export const contentType = fc.option(
+  fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...CONTENT_TYPES) }, { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 30 }).map((s) => s.replace(/[^\x20-\x7e]/g, '').trim()) }),
+  { freq: 5, nil: undefined },
+);

@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { ERROR_STATUS, type ErrorCode } from '../../src/http/docs';
+import { MAX_BODY_BYTES } from '../../src/http/conventions';
+import type { Harness } from '../support/harness';
+import { RESETS, UPDATES, USERS, type Snapshot } from './seed';
+
+export interface FuzzRoute {
+  method: string;
+  /** Elysia's template, e.g. `/users/:id/verify-email`. */
+  path: string;
+  fields: string[];
+  takesBody: boolean;
+  success: 200 | 204;
+  /** The documented `x-error-codes`, less NOT_AUTHENTICATED (every fuzz request carries the secret). */
+  errors: Set<string>;
+}
+
+/** Every route the app serves (minus the docs' own), with what its OpenAPI document promises. */
+export async function servedRoutes(h: Harness): Promise<FuzzRoute[]> {
+  const document = (await h.call('GET', '/docs/json', { auth: null })).json;
+  return h.app.routes
+    .filter((route) => !route.path.startsWith('/docs'))
+    .map((route) => {
+      const operation = document.paths[route.path.replace(/:([^/]+)/g, '{$1}')][route.method.toLowerCase()];
+      const body = operation.requestBody?.content?.['application/json']?.schema;
+      const codes: ErrorCode[] = operation['x-error-codes'];
+      const fuzzRoute: FuzzRoute = {
+        method: route.method,
+        path: route.path,
+        fields: Object.keys(body?.properties ?? {}),
+        takesBody: body !== undefined,
+        success: operation.responses['200'] ? 200 : 204,
+        errors: new Set(codes.filter((code) => code !== 'NOT_AUTHENTICATED')),
+      };
+      // Counterexamples name the route instead of printing all of it.
+      return Object.defineProperty(fuzzRoute, fc.toStringMethod, { value: () => `${route.method} ${route.path}` });
+    });
+}
+
+/** What the request named: the decoded path id and the body as the server decodes and parses it. */
+export interface Sent {
+  route: FuzzRoute;
+  pathId: string | undefined;
+  /** The body bytes decoded as UTF-8 (undefined when no body was sent). */
+  bodyText: string | undefined;
+  bodyBytes: number;
+}
+
+const parsed = (sent: Sent): unknown => {
+  if (sent.bodyText === undefined || sent.bodyText.trim() === '') return {};
+  try {
+    return JSON.parse(sent.bodyText);
+  } catch {
+    return undefined; // not JSON
+  }
+};
+const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether the resource named by the path exists and is live in the seed (the fuzz clock never moves). */
+function pathResourceExists(sent: Sent): boolean | undefined {
+  const { path } = sent.route;
+  if (!path.includes(':id')) return undefined;
+  const live: string[] = path.startsWith('/users/')
+    ? Object.values(USERS)
+    : path.startsWith('/password-reset-requests/')
+      ? [RESETS.open, RESETS.last]
+      : [UPDATES.fresh, UPDATES.taken, UPDATES.last];
+  return live.includes(sent.pathId ?? '');
+}
+
+export interface Answer {
+  status: number;
+  contentType: string | null;
+  text: string;
+}
+
+/** Throws when the answer breaks the contract (API.md §1): statuses, error codes, body shape, order of checks. */
+export function checkAnswer(sent: Sent, answer: Answer): string | undefined {
+  const { route } = sent;
+  const fail = (why: string) => {
+    throw new Error(`${why}\n  ${route.method} ${route.path} -> ${answer.status} ${answer.text.slice(0, 200)}`);
+  };
+  if (answer.status >= 500) fail('server error');
+  if (answer.status < 300) {
+    if (answer.status !== route.success) fail(`success status ${answer.status}, documented ${route.success}`);
+    if (answer.status === 204 && answer.text !== '') fail('204 with a body');
+    if (answer.status === 200 && !answer.contentType?.startsWith('application/json')) fail('200 without JSON');
+    if (answer.status === 200) JSON.parse(answer.text);
+  } else {
+    if (!answer.contentType?.startsWith('application/json')) fail(`error without JSON content type: ${answer.contentType}`);
+    const body = JSON.parse(answer.text);
+    if (!isPlainObject(body) || Object.keys(body).length !== 1 || typeof body.error !== 'string') fail('error body is not exactly {"error": string}');
+    const code: string = body.error;
+    const tooLarge = code === 'PAYLOAD_TOO_LARGE' && sent.bodyBytes > MAX_BODY_BYTES;
+    if (!tooLarge && !route.errors.has(code)) fail(`error code ${code} is not documented for this route`);
+    if (ERROR_STATUS[code as ErrorCode] !== answer.status) fail(`status ${answer.status} does not match ${code}`);
+  }
+  const code: string | undefined = answer.status >= 300 ? JSON.parse(answer.text).error : undefined;
+  if (code === 'PAYLOAD_TOO_LARGE') return code;
+  // Order of checks (API.md §1): the path's resource, then the body's shape.
+  const exists = pathResourceExists(sent);
+  if (exists === false && code !== 'NOT_FOUND') fail('a missing path resource must answer NOT_FOUND');
+  const body = parsed(sent);
+  if (exists !== false && route.takesBody && !isPlainObject(body) && code !== 'INVALID_DATA') fail('a body that is not a JSON object must answer INVALID_DATA');
+  return code;
+}
+
+/** The one row a refused request may still change (API.md §4/§5: counted wrong codes, invalidation). */
+interface Allowance {
+  table: string;
+  key: string;
+  /** counter: failed_attempts + 1, or the row deleted by the 5th wrong code; vanish: the row may be deleted. */
+  rule: 'counter' | 'vanish';
+}
+
+function allowance(sent: Sent, code: string): Allowance | undefined {
+  const requestId = (parsed(sent) as { request_id?: unknown } | undefined)?.request_id;
+  const bodyKey = typeof requestId === 'string' ? requestId : '';
+  const { path } = sent.route;
+  if (code === 'INCORRECT_CODE' && path === '/password-reset-requests/:id/verify-email') return { table: 'password_reset_requests', key: sent.pathId!, rule: 'counter' };
+  if (code === 'INCORRECT_CODE' && path === '/users/:id/verify-email') return { table: 'email_verification_requests', key: sent.pathId!, rule: 'counter' };
+  if (code === 'INCORRECT_CODE' && path === '/verify-new-email') return { table: 'email_update_requests', key: bodyKey, rule: 'counter' };
+  if (code === 'EMAIL_ALREADY_USED' && path === '/verify-new-email') return { table: 'email_update_requests', key: bodyKey, rule: 'vanish' };
+  return undefined;
+}
+
+const LAST_ATTEMPT = 4;
+
+/** A refused request changed nothing, except the single counter or invalidation its error code allows. */
+export function checkRefusalKeptState(sent: Sent, code: string, before: Snapshot, after: Snapshot): void {
+  const allowed = allowance(sent, code);
+  const fail = (why: string) => {
+    throw new Error(`${code} changed the database: ${why}`);
+  };
+  for (const [table, rowsBefore] of before) {
+    const rowsAfter = after.get(table)!;
+    const same = (key: string) => JSON.stringify(rowsBefore.get(key)) === JSON.stringify(rowsAfter.get(key));
+    const order = (rows: Map<string, unknown>) => [...rows.keys()].filter((k) => k !== allowed?.key || table !== allowed.table).join();
+    if (order(rowsBefore) !== order(rowsAfter)) fail(`rows of ${table} added, removed or reordered`);
+    for (const key of new Set([...rowsBefore.keys(), ...rowsAfter.keys()])) {
+      if (same(key)) continue;
+      if (allowed === undefined || allowed.table !== table || allowed.key !== key) fail(`${table} row ${key} changed`);
+      const was = rowsBefore.get(key) as { failed_attempts: number } | undefined;
+      const now = rowsAfter.get(key) as { failed_attempts: number } | undefined;
+      if (was === undefined) fail(`${table} row ${key} appeared`);
+      if (now === undefined) {
+        if (allowed!.rule === 'counter' && was!.failed_attempts !== LAST_ATTEMPT) fail(`${table} row ${key} deleted before its 5th wrong code`);
+        continue;
+      }
+      const counted = allowed!.rule === 'counter' && JSON.stringify({ ...was, failed_attempts: was!.failed_attempts + 1 }) === JSON.stringify(now);
+      if (!counted) fail(`${table} row ${key}: ${JSON.stringify(was)} -> ${JSON.stringify(now)}`);
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import type { Database } from 'bun:sqlite';
+import { PasswordHasher } from '../../src/security/password-hash';
+import { addressKey, type RateLimits } from '../../src/security/rate-limit';
+import { sha256Hex } from '../../src/security/random';
+import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/totp/service/totp';
+import { STRONG_PASSWORD } from '../support/harness';
+
+/**
+ * argon2 costs ~40 ms a hash, which would cap a fuzz run at a few hundred cases. The fuzzer targets
+ * input handling, not the hash, so it swaps in a fast one with the same interface.
+ */
+export class FastHasher extends PasswordHasher {
+  constructor() {
+    super({ concurrency: 1, maxQueue: 0 });
+  }
+  override hash(password: string): Promise<string> {
+    return Promise.resolve(fastHash(password));
+  }
+  override verify(password: string, hash: string): Promise<boolean> {
+    return Promise.resolve(hash === fastHash(password));
+  }
+}
+const fastHash = (password: string) => `fake$${sha256Hex(password)}`;
+
+/** The fuzz clock never moves, so every code below stays valid (or expired) for the whole run. */
+export const NOW_MS = Date.UTC(2026, 2, 1, 12, 0, 10);
+const NOW = Math.floor(NOW_MS / 1000);
+
+const id = (name: string) => `${name}${'2'.repeat(24)}`.slice(0, 24);
+export const USERS = { bare: id('fzbare'), mail: id('fzmaiw'), totp: id('fztotp') };
+export const RESETS = { open: id('fzresetqpen'), last: id('fzresetwast'), expired: id('fzresetexp') };
+export const UPDATES = { fresh: id('fzupdnew'), taken: id('fzupdtaken'), last: id('fzupdwast'), expired: id('fzupdexp') };
+export const RECOVERY_CODE = 'RECQVERYCQDE2345';
+export const EMAILS = { mail: 'ada@example.com', totp: 'bob@example.com', fresh: 'ada.new@example.com', last: 'new-bob@example.com' };
+export const CODES = {
+  verifyMail: 'ADAVERF2',
+  verifyTotpUser: 'BVERFQQ4',
+  resetOpen: 'RESETQPN',
+  resetLast: 'RESETZZ4',
+  resetExpired: 'RESETXP2',
+  updateFresh: 'UPDNEW22',
+  updateTaken: 'UPDTAKEN',
+  updateLast: 'UPDZZZZ4',
+  updateExpired: 'UPDXP222',
+};
+
+const keyBytes = (first: number) => Uint8Array.from({ length: 20 }, (_, i) => first + i);
+const seededKey = keyBytes(1);
+export const TOTP_KEYS = { seeded: encodeTotpKey(seededKey), other: encodeTotpKey(keyBytes(101)) };
+const STEP = timeStep(NOW_MS);
+/** The step before now was already used, so its code is a replay; now and the next step verify. */
+const LAST_USED_STEP = STEP - 1;
+const codesAround = (key: Uint8Array) => [-2, -1, 0, 1, 2].map((d) => generateTotpCode(key, NOW_MS + d * 30_000));
+/** Codes of the steps now-2 to now+2 (index 2 is now) for each key. */
+export const TOTP_CODES = { seeded: codesAround(seededKey), other: codesAround(keyBytes(101)) };
+
+const live = { created_at: NOW - 60, expires_at: NOW + 540 };
+const expired = { created_at: NOW - 1200, expires_at: NOW - 600 };
+const user = (userId: string, email: string | null, verified: boolean) => ({
+  id: userId, created_at: NOW - 3600, email, email_verified: verified ? 1 : 0,
+  password_hash: fastHash(STRONG_PASSWORD), recovery_code_hash: fastHash(RECOVERY_CODE),
+});
+const reset = (rid: string, userId: string, code: string, times: typeof live, failed: number, verified = false) => ({
+  id: rid, user_id: userId, ...times, code_hash: sha256Hex(code), email_verified: verified ? 1 : 0, failed_attempts: failed,
+});
+const update = (rid: string, userId: string, email: string, code: string, times: typeof live, failed: number) => ({
+  id: rid, user_id: userId, ...times, email, code, failed_attempts: failed,
+});
+
+/** Rows by table, inserted in this order (users first for the foreign keys). */
+const SEED: Record<string, Record<string, unknown>[]> = {
+  users: [user(USERS.bare, null, false), user(USERS.mail, EMAILS.mail, false), user(USERS.totp, EMAILS.totp, true)],
+  email_verification_requests: [
+    { user_id: USERS.mail, ...live, code: CODES.verifyMail, failed_attempts: 0 },
+    { user_id: USERS.totp, ...live, code: CODES.verifyTotpUser, failed_attempts: 4 },
+  ],
+  email_update_requests: [
+    update(UPDATES.fresh, USERS.mail, EMAILS.fresh, CODES.updateFresh, live, 0),
+    // Another user holds this address now: a right code answers EMAIL_ALREADY_USED.
+    update(UPDATES.taken, USERS.mail, EMAILS.totp, CODES.updateTaken, live, 0),
+    update(UPDATES.last, USERS.totp, EMAILS.last, CODES.updateLast, live, 4),
+    update(UPDATES.expired, USERS.bare, 'late@example.com', CODES.updateExpired, expired, 0),
+  ],
+  password_reset_requests: [
+    reset(RESETS.open, USERS.mail, CODES.resetOpen, live, 0),
+    reset(RESETS.last, USERS.totp, CODES.resetLast, live, 4, true),
+    reset(RESETS.expired, USERS.bare, CODES.resetExpired, expired, 0),
+  ],
+  totp_credentials: [{ user_id: USERS.totp, created_at: NOW - 600, key: TOTP_KEYS.seeded, last_used_step: LAST_USED_STEP }],
+};
+
+/** Puts the database back to exactly the seed, so every case starts from the same state. */
+export function seedResetter(sqlite: Database): () => void {
+  const inserts = Object.entries(SEED).map(([table, rows]) => {
+    const columns = Object.keys(rows[0]!);
+    const statement = sqlite.prepare(`insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `$${c}`).join(', ')})`);
+    return () => rows.forEach((row) => statement.run(row as never));
+  });
+  const restore = sqlite.transaction(() => {
+    // Deleting the users cascades to everything that belongs to them.
+    sqlite.run('delete from users');
+    for (const insert of inserts) insert();
+  });
+  return () => restore();
+}
+
+export type Snapshot = Map<string, Map<string, Record<string, unknown>>>;
+
+/** Every table's rows, keyed by primary key, in rowid order. */
+export function takeSnapshot(sqlite: Database): Snapshot {
+  const tables = sqlite.query<{ name: string }, []>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all();
+  const snapshot: Snapshot = new Map();
+  for (const { name } of tables) {
+    const pk = sqlite.query<{ name: string; pk: number }, []>(`pragma table_info("${name}")`).all().find((c) => c.pk === 1)?.name;
+    const rows = sqlite.query<Record<string, unknown>, []>(`select * from "${name}" order by rowid`).all();
+    snapshot.set(name, new Map(rows.map((row, i) => [pk === undefined ? String(i) : String(row[pk]), row])));
+  }
+  return snapshot;
+}
+
+/** Spends every limit of the seeded users and of the client_ip values the fuzzer sends, to reach TOO_MANY_REQUESTS. */
+export function exhaustLimits(limits: RateLimits, clientIps: string[]): void {
+  for (const userId of Object.values(USERS)) {
+    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) for (let i = 0; i < 3; i++) window.hit(userId);
+    for (const lockout of [limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify]) for (let i = 0; i < 5; i++) lockout.recordFailure(userId);
+  }
+  for (const ip of clientIps) {
+    for (let i = 0; i < 5; i++) limits.address.consume(addressKey(ip));
+    for (let i = 0; i < 5; i++) limits.loginBlock.recordFailure(addressKey(ip));
+  }
+}
