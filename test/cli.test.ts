@@ -1,21 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import pkg from '../package.json';
-import { killAllServers, makeTempDir, removeDir, runToExit, startServer } from './support/server-process';
+import { runToExit, startServer, tempDirsOfThisFile } from './support/server-process';
 import { STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-};
-
-afterAll(async () => {
-  await killAllServers();
-  for (const dir of dirs) removeDir(dir);
-});
+const tempDir = tempDirsOfThisFile();
 
 test('the tests spawn the bun binary that runs them', () => {
   expect(basename(process.execPath)).toMatch(/^bun/);

@@ -1,11 +1,11 @@
 import { Database } from 'bun:sqlite';
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseServeConfig } from '../src/cli/config';
 import { serve } from '../src/cli/serve';
 import { silentLogger } from '../src/http/log';
-import { killAllServers, makeTempDir, removeDir, startServer, type ServerProcess } from './support/server-process';
+import { type ServerProcess, startServer, tempDirsOfThisFile } from './support/server-process';
 
 const SECRET = 'crash-safety-secret-0123';
 const WORKERS = 6;
@@ -14,17 +14,7 @@ const MIN_LOAD_MS = 1_200;
 const MIN_ACKED_WRITES = 20;
 const MAX_LOAD_MS = 8_000;
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-};
-
-afterAll(async () => {
-  await killAllServers();
-  for (const dir of dirs) removeDir(dir);
-});
+const tempDir = tempDirsOfThisFile();
 
 /** What the client knows about one user after the crash: only acknowledged (2xx) writes count. */
 interface TrackedUser {

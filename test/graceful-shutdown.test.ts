@@ -1,25 +1,20 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { openDatabase } from '../src/db/client';
-import { killAllServers, makeTempDir, removeDir, startServer } from './support/server-process';
+import { startServer, tempDirsOfThisFile } from './support/server-process';
 
 const SECRET = 'graceful-shutdown-secret-42';
 const PASSWORD = 'a slow password to check';
 const USER_ID = 'slowhashuser2345678abcde';
 const CHECKS = 8;
 
-const dirs: string[] = [];
-afterAll(async () => {
-  await killAllServers();
-  for (const dir of dirs) removeDir(dir);
-});
+const tempDir = tempDirsOfThisFile();
 
 /**
  * A user whose stored hash has a high argon2 time cost: verification uses the hash's own
  * parameters, so every check of this user stays in flight for a good while.
  */
 async function directoryWithSlowUser(): Promise<string> {
-  const dir = makeTempDir();
-  dirs.push(dir);
+  const dir = tempDir();
   const db = openDatabase(dir);
   const slowHash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 19456, timeCost: 40 });
   db.$client

@@ -1,21 +1,15 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/client';
 import { embeddedMigrations, migrationSqlByTag } from '../src/db/migrations';
 import { users } from '../src/db/schema';
 import { generateId } from '../src/security/random';
-import { makeTempDir, REPO_ROOT, removeDir } from './support/server-process';
+import { REPO_ROOT, tempDirsOfThisFile } from './support/server-process';
 
 const DRIZZLE = join(REPO_ROOT, 'drizzle');
 const journal = JSON.parse(readFileSync(join(DRIZZLE, 'meta/_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-const dirs: string[] = [];
-afterAll(() => dirs.forEach(removeDir));
-const tempDir = () => {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-};
+const tempDir = tempDirsOfThisFile();
 
 describe('embedded migrations', () => {
   test('every journal entry is embedded with the exact text of its SQL file', () => {

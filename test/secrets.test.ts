@@ -1,14 +1,10 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Secret, TOTP } from 'otpauth';
-import { killAllServers, removeDir, makeTempDir, SOURCE_COMMAND, startServer, type ServerProcess } from './support/server-process';
+import { type ServerProcess, SOURCE_COMMAND, startServer, tempDirsOfThisFile } from './support/server-process';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  await killAllServers();
-  for (const dir of dirs) removeDir(dir);
-});
+const tempDir = tempDirsOfThisFile();
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 
@@ -145,8 +141,7 @@ async function runFullFlow(server: ServerProcess, secrets: Sensitive) {
 
 describe('secrets stay out of logs and files stay private', () => {
   test('a full flow logs no password, code, recovery code, TOTP key, email or secret; every file is 0600 even under umask 000', async () => {
-    const dir = join(makeTempDir(), 'data');
-    dirs.push(join(dir, '..'));
+    const dir = join(tempDir(), 'data');
     // The server is started through a shell with umask 000, so the modes come from the code, not the umask.
     const server = await startServer({ dir, command: ['sh', '-c', 'umask 000 && exec "$@"', 'gatehouse', ...SOURCE_COMMAND] });
     const secrets = new Sensitive();

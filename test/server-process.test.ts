@@ -1,21 +1,11 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakePwnedServer } from './support/fake-pwned-server';
 import { STRONG_PASSWORD } from './support/harness';
-import { killAllServers, makeTempDir, removeDir, startServer } from './support/server-process';
+import { startServer, tempDirsOfThisFile } from './support/server-process';
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = makeTempDir();
-  dirs.push(dir);
-  return dir;
-};
-
-afterAll(async () => {
-  await killAllServers();
-  for (const dir of dirs) removeDir(dir);
-});
+const tempDir = tempDirsOfThisFile();
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
+import { afterAll } from 'bun:test';
 
 export const REPO_ROOT = resolve(import.meta.dir, '../..');
 /** `bun run src/main.ts`: under `bun test`, process.execPath is the bun binary running the tests. */
@@ -13,6 +14,23 @@ export function makeTempDir(prefix = 'gatehouse-test-'): string {
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Call once at the top of a test file: returns a maker of temporary directories that, with any
+ * server the file left running, are cleaned up after the file's tests.
+ */
+export function tempDirsOfThisFile(): () => string {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    await killAllServers();
+    for (const dir of dirs) removeDir(dir);
+  });
+  return () => {
+    const dir = makeTempDir();
+    dirs.push(dir);
+    return dir;
+  };
 }
 
 /** The parent's environment without GATEHOUSE_* variables, so a developer's own settings never leak in. */
