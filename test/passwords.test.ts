@@ -154,6 +154,18 @@ describe('POST /users/{id}/update-password', () => {
 describe('login block', () => {
   const IP = '192.0.2.10';
 
+  test('parallel wrong passwords from one address cannot slip past the block', async () => {
+    const h = createHarness();
+    const user = await h.createUser();
+    for (let i = 0; i < 4; i++) {
+      h.advance(BUCKET_REFILL);
+      expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP }), 400, 'INCORRECT_PASSWORD');
+    }
+    h.advance(BUCKET_REFILL); // the bucket is full again: five tokens for five parallel guesses
+    const results = await Promise.all(Array.from({ length: 5 }, () => verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP })));
+    expect(results.map((r) => r.json.error).sort()).toEqual(['INCORRECT_PASSWORD', ...Array(4).fill('TOO_MANY_REQUESTS')]);
+  });
+
   /** Five incorrect passwords from IP, a minute apart, one through each password endpoint in turn. */
   async function blockAddress(h: Harness, userId: string, email: string, ip = IP) {
     const failures = [

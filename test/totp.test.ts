@@ -247,6 +247,13 @@ describe('recovery code', () => {
     expect((await s.resetTwoFactor(winner)).status).toBe(200);
   });
 
+  test('parallel wrong recovery codes get exactly 5 tries before the lockout', async () => {
+    const s = await setup();
+    const results = await Promise.all(Array.from({ length: 10 }, () => s.resetTwoFactor('ZZZZZZZZZZZZZZZZ')));
+    expect(results.filter((r) => r.json?.error === 'INCORRECT_CODE').length).toBe(5);
+    expect(results.filter((r) => r.json?.error === 'TOO_MANY_REQUESTS').length).toBe(5);
+  });
+
   test('malformed recovery codes are INVALID_DATA; 5 wrong ones lock reset-2fa for 15 minutes', async () => {
     const s = await setup();
     for (const code of ['ABC', 'A'.repeat(17), 'ABCDEFGHJKLMNPQ0', 'ABCDEFGHJKLMNPQI', 1234567890123456, null]) {

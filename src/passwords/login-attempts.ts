@@ -1,11 +1,26 @@
 import type { Deps } from '../deps';
 import { enforce, spendAddressToken } from '../http/guards';
+import type { KeyedSerializer } from '../security/keyed-serializer';
 import { addressKey } from '../security/rate-limit';
 
-/** The address bucket and the login block, in that order, for every endpoint that checks a password. */
-export function admitPasswordCheck(deps: Deps, clientIp: string | null): void {
-  spendAddressToken(deps, clientIp);
-  if (clientIp !== null) enforce(deps.limits.loginBlock.check(addressKey(clientIp)));
+/**
+ * The address bucket and the login block, in that order, then `check`. Checks from one address run
+ * one at a time: the slow hash sits between reading the block and counting a failure, and parallel
+ * guesses must not all pass the block before the first failure is counted.
+ */
+export function runPasswordCheck<T>(
+  deps: Deps,
+  perAddress: KeyedSerializer,
+  clientIp: string | null,
+  check: () => Promise<T>,
+): Promise<T> {
+  if (clientIp === null) return check();
+  const key = addressKey(clientIp);
+  return perAddress.run(key, () => {
+    spendAddressToken(deps, clientIp);
+    enforce(deps.limits.loginBlock.check(key));
+    return check();
+  });
 }
 
 /** Only incorrect passwords count, and a success does not clear the count (API.md §9). */

@@ -6,16 +6,18 @@ import { documented, noContent } from '../http/docs';
 import { AppError, notFound } from '../http/errors';
 import { assertStrongPassword, pathUser } from '../http/guards';
 import { presentClientIp } from '../http/models';
+import { KeyedSerializer } from '../security/keyed-serializer';
 import { dummyPasswordHash } from '../security/password-hash';
 import { User } from '../users/model';
 import type { UserQueries } from '../users/repository';
-import { admitPasswordCheck, recordIncorrectPassword } from './login-attempts';
+import { recordIncorrectPassword, runPasswordCheck } from './login-attempts';
 import { AuthenticateBody, UpdatePasswordBody, VerifyPasswordBody } from './model';
 
 const TAG = 'Passwords';
 const incorrectPassword = () => new AppError(400, 'INCORRECT_PASSWORD');
 
 export function passwordsRoutes(deps: Deps, queries: UserQueries) {
+  const perAddress = new KeyedSerializer();
   const checkPassword = async (passwordHash: string, password: string, clientIp: string | null) => {
     if (await deps.hasher.verify(password, passwordHash)) return;
     recordIncorrectPassword(deps, clientIp);
@@ -24,18 +26,19 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
 
   const authenticate = new Elysia().post(
     '/authenticate/password',
-    async ({ body }) => {
+    ({ body }) => {
       const clientIp = presentClientIp(body.client_ip);
-      admitPasswordCheck(deps, clientIp);
-      const user = queries.findRowByEmail(body.email.toLowerCase());
-      if (user === undefined) {
-        // The same work as a wrong password, so timing does not reveal which emails exist.
-        await deps.hasher.verify(body.password, await dummyPasswordHash());
-        recordIncorrectPassword(deps, clientIp);
-        throw notFound();
-      }
-      await checkPassword(user.passwordHash, body.password, clientIp);
-      return queries.findView(user.id)!;
+      return runPasswordCheck(deps, perAddress, clientIp, async () => {
+        const user = queries.findRowByEmail(body.email.toLowerCase());
+        if (user === undefined) {
+          // The same work as a wrong password, so timing does not reveal which emails exist.
+          await deps.hasher.verify(body.password, await dummyPasswordHash());
+          recordIncorrectPassword(deps, clientIp);
+          throw notFound();
+        }
+        await checkPassword(user.passwordHash, body.password, clientIp);
+        return queries.findView(user.id)!;
+      });
     },
     {
       body: AuthenticateBody,
@@ -53,11 +56,12 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
     .use(pathUser(queries.findRow))
     .post(
       '/users/:id/verify-password',
-      async ({ body, user }) => {
+      ({ body, user }) => {
         const clientIp = presentClientIp(body.client_ip);
-        admitPasswordCheck(deps, clientIp);
-        await checkPassword(user.passwordHash, body.password, clientIp);
-        return noContent();
+        return runPasswordCheck(deps, perAddress, clientIp, async () => {
+          await checkPassword(user.passwordHash, body.password, clientIp);
+          return noContent();
+        });
       },
       {
         body: VerifyPasswordBody,
@@ -71,15 +75,16 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
     )
     .post(
       '/users/:id/update-password',
-      async ({ body, user }) => {
+      ({ body, user }) => {
         const clientIp = presentClientIp(body.client_ip);
-        admitPasswordCheck(deps, clientIp);
-        await assertStrongPassword(deps, body.new_password);
-        await checkPassword(user.passwordHash, body.password, clientIp);
-        const passwordHash = await deps.hasher.hash(body.new_password);
-        const changed = deps.db.update(users).set({ passwordHash }).where(eq(users.id, user.id)).returning({ id: users.id }).get();
-        if (changed === undefined) throw notFound(); // deleted while we were hashing
-        return noContent();
+        return runPasswordCheck(deps, perAddress, clientIp, async () => {
+          await assertStrongPassword(deps, body.new_password);
+          await checkPassword(user.passwordHash, body.password, clientIp);
+          const passwordHash = await deps.hasher.hash(body.new_password);
+          const changed = deps.db.update(users).set({ passwordHash }).where(eq(users.id, user.id)).returning({ id: users.id }).get();
+          if (changed === undefined) throw notFound(); // deleted while we were hashing
+          return noContent();
+        });
       },
       {
         body: UpdatePasswordBody,

@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import { documented } from '../http/docs';
 import { notFound } from '../http/errors';
 import { pathUser } from '../http/guards';
+import { KeyedSerializer } from '../security/keyed-serializer';
 import { generateRecoveryCode, normalizeCode } from '../security/random';
 import type { UserQueries } from '../users/repository';
 import { acceptRightCode, admitAttempt, incorrectCode, rejectWrongCode } from './attempts';
@@ -16,6 +17,7 @@ async function newRecoveryCode(deps: Deps): Promise<{ code: string; hash: string
 }
 
 export function recoveryRoutes(deps: Deps, queries: UserQueries) {
+  const perUser = new KeyedSerializer();
   return new Elysia()
     .use(pathUser(queries.findRow))
     .post(
@@ -37,7 +39,7 @@ export function recoveryRoutes(deps: Deps, queries: UserQueries) {
     )
     .post(
       '/users/:id/reset-2fa',
-      async ({ body, user }) => {
+      ({ body, user }) => perUser.run(user.id, async () => {
         admitAttempt(deps.limits.reset2fa, user.id);
         // argon2 verification takes the same time whether or not the code matches.
         const verifiedHash = user.recoveryCodeHash;
@@ -51,7 +53,7 @@ export function recoveryRoutes(deps: Deps, queries: UserQueries) {
           throw queries.findRow(user.id) === undefined ? notFound() : incorrectCode();
         }
         return { recovery_code: next.code };
-      },
+      }),
       {
         body: ResetSecondFactorsBody,
         ...documented({
