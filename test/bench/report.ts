@@ -1,0 +1,50 @@
+import { cpus, totalmem } from 'node:os';
+import type { LoadResult, LoadSettings } from './wrk';
+
+export interface Row {
+  scenario: string;
+  load?: LoadResult;
+  /** For rows measured without wrk (the hashing ceiling). */
+  perSecond?: number;
+  peakRssMb?: number;
+  /** CPU time the measured process used per request (per verify for the hashing ceiling), in µs. */
+  cpuUs?: number;
+  note?: string;
+}
+
+export interface Target {
+  name: string;
+  ratio: number;
+  /** What the ratio is compared against, e.g. "≥ 0.6". */
+  rule: string;
+  met: boolean;
+}
+
+const fixed = (value: number | undefined, digits: number) => (value === undefined ? '' : value.toFixed(digits));
+
+export function table(rows: Row[]): string {
+  const lines = [
+    '| Scenario | Requests/s | p50 ms | p99 ms | CPU µs/request | Peak RSS MB | Notes |',
+    '|---|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const row of rows) {
+    const rate = row.load?.requestsPerSecond ?? row.perSecond;
+    const notes = [row.note, row.load && row.load.errors > 0 ? `${row.load.errors} errors` : undefined].filter(Boolean).join('; ');
+    lines.push(
+      `| ${row.scenario} | ${fixed(rate, rate !== undefined && rate < 1000 ? 1 : 0)} | ${fixed(row.load?.p50Ms, 2)} | ${fixed(row.load?.p99Ms, 2)} | ${fixed(row.cpuUs, row.cpuUs !== undefined && row.cpuUs < 100 ? 1 : 0)} | ${fixed(row.peakRssMb, 1)} | ${notes} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function targetLines(targets: Target[]): string {
+  return targets.map((t) => `- ${t.met ? 'met' : 'NOT met'}: ${t.name}: ${t.ratio.toFixed(2)} (target ${t.rule})`).join('\n');
+}
+
+export function machine(settings: LoadSettings): string {
+  const cpu = cpus()[0]?.model ?? 'unknown cpu';
+  return [
+    `Machine: ${cpu}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB memory, Linux, Bun ${Bun.version}.`,
+    `Load: wrk, ${settings.connections} connections, ${settings.threads} threads, ${settings.seconds} s per scenario (after a 1 s warm-up), on the same machine as the server.`,
+  ].join('\n');
+}

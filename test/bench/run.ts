@@ -1,0 +1,136 @@
+// `bun run bench`: Gatehouse against its HTTP and hashing ceilings, measured in one run (issue 6).
+// Each ceiling runs right before the scenarios compared with it, so drift on a shared machine hurts the ratios less.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ARGON2, hashingCeiling } from './hashing';
+import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
+import { machine, type Row, table, type Target, targetLines } from './report';
+import { seedUsers } from './seed';
+import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
+import { ensureWrk, type LoadSettings, type Request, runWrk } from './wrk';
+
+const ROOT = join(import.meta.dir, '..', '..');
+const SECRET = 'bench-secret-0123456789';
+const PASSWORD = 'bench password 0123';
+const SMALL = 1_000;
+const LARGE = 1_000_000;
+const PER_PAGE = 20; // the default page size
+
+const settings: LoadSettings = { connections: 32, threads: 2, seconds: Number(process.env.BENCH_SECONDS ?? 10) };
+const log = (message: string) => console.error(`[bench] ${message}`);
+const count = (n: number) => n.toLocaleString('en');
+
+/** A 1 s warm-up (JIT, caches), then the measured run; the server drains what wrk left queued after each. */
+async function measure(server: RunningServer, name: string, request: Request): Promise<Row> {
+  log(name);
+  await runWrk(request, { ...settings, seconds: 1 });
+  await waitForIdle(server.pid);
+  const cpuBefore = cpuTicks(server.pid);
+  const { result, peakRssMb } = await withPeakRss(server.pid, () => runWrk(request, settings));
+  const cpuUs = ((cpuTicks(server.pid) - cpuBefore) * 10_000) / Math.max(1, result.requests);
+  await waitForIdle(server.pid);
+  return { scenario: name, load: result, peakRssMb, cpuUs };
+}
+
+function scenario(server: RunningServer, name: string, request: Omit<Request, 'url' | 'headers'> & { path: string }): Promise<Row> {
+  const headers = { authorization: SECRET, 'content-type': 'application/json' };
+  return measure(server, name, { ...request, url: server.baseUrl + request.path, headers });
+}
+
+async function bareCeiling(): Promise<Row> {
+  const bare = await startBareServer();
+  try {
+    return await measure(bare, 'Ceiling: bare `Bun.serve`, fixed JSON', { url: `${bare.baseUrl}/` });
+  } finally {
+    await bare.stop();
+  }
+}
+
+async function verifyCeiling(): Promise<Row> {
+  log('ceiling: argon2id verify in-process');
+  const cpuBefore = cpuTicks(process.pid);
+  const { perSecond, verifies } = await hashingCeiling(settings.connections, settings.seconds);
+  const cpuUs = ((cpuTicks(process.pid) - cpuBefore) * 10_000) / verifies;
+  return { scenario: `Ceiling: \`Bun.password.verify\` ×${settings.connections} in flight, in-process`, perSecond, cpuUs, note: 'verifies/s' };
+}
+
+async function main() {
+  ensureWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  try {
+    const passwordHash = await Bun.password.hash(PASSWORD, ARGON2);
+    const small = seedUsers(join(dir, 'data'), SMALL, passwordHash);
+    const userId = small.sampleIds[0]!;
+
+    let server = await startGatehouse(join(dir, 'data'), SECRET);
+    // Start-up garbage goes back to the OS within half a second of listening; idle is what stays after that.
+    await Bun.sleep(1000);
+    const idle = await withPeakRss(server.pid, () => Bun.sleep(3000));
+    const idleRow: Row = { scenario: 'Idle (1 to 4 s after listening)', peakRssMb: idle.peakRssMb, note: `VmHWM since start ${readMemory(server.pid)?.hwmMb.toFixed(1)} MB` };
+    const bare = await bareCeiling();
+    const getUser = await scenario(server, `GET /users/{id} (${count(SMALL)} users)`, { path: `/users/${userId}` });
+    const listSmall = await scenario(server, `GET /users page 1 (${count(SMALL)} users)`, { path: '/users' });
+    const hashing = await verifyCeiling();
+    const verify = await scenario(server, 'POST /users/{id}/verify-password', {
+      path: `/users/${userId}/verify-password`,
+      method: 'POST',
+      body: JSON.stringify({ password: PASSWORD }),
+    });
+    const logLines = server.lines();
+    const exitSmall = await server.stop();
+
+    log(`seeding up to ${count(LARGE)} users`);
+    const large = seedUsers(join(dir, 'data'), LARGE - SMALL, passwordHash);
+    const seedSeconds = (small.ms + large.ms) / 1000;
+
+    server = await startGatehouse(join(dir, 'data'), SECRET);
+    const listLarge = await scenario(server, `GET /users page 1 (${count(LARGE)} users)`, { path: '/users' });
+    const lastPage = await scenario(server, `GET /users last page (${count(LARGE)} users)`, { path: `/users?page=${LARGE / PER_PAGE}` });
+    const create = await scenario(server, 'POST /users (no email; 2 hashes each)', {
+      path: '/users',
+      method: 'POST',
+      body: JSON.stringify({ password: PASSWORD }),
+    });
+    const exitLarge = await server.stop();
+
+    log('start-up of dist/gatehouse');
+    const startupMs = await compiledStartup(join(dir, 'startup'));
+    const startup: Row = { scenario: 'Start-up: `dist/gatehouse` spawn → first 200 on /health', note: startupMs === null ? 'not built' : `${startupMs.toFixed(0)} ms` };
+
+    const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond ?? NaN;
+    const targets: Target[] = [
+      target('GET /users/{id} ÷ bare Bun.serve', rate(getUser) / rate(bare), '≥', 0.6),
+      target('verify-password ÷ hashing ceiling', rate(verify) / rate(hashing), '≥', 0.9),
+      target('verify-password p99 ÷ p50', verify.load!.p99Ms / verify.load!.p50Ms, '≤', 4),
+      target('GET /users page 1, 1M users ÷ 1k users', rate(listLarge) / rate(listSmall), '≥', 0.5),
+      target('peak RSS under verify-password, MB', verify.peakRssMb!, '≤', 250),
+      target('peak RSS idle, MB', idle.peakRssMb, '≤', 80),
+    ];
+
+    console.log(machine(settings));
+    console.log(`Seeding ${count(LARGE)} users through the database layer took ${seedSeconds.toFixed(1)} s.\n`);
+    console.log(table([bare, hashing, idleRow, getUser, listSmall, verify, listLarge, lastPage, create, startup]));
+    console.log(`\nTargets:\n${targetLines(targets)}`);
+    console.log(
+      `\nServer exit codes on SIGTERM: ${exitSmall}, ${exitLarge}; access-log lines written by the first server: ${count(logLines)}.`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
+  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit };
+}
+
+async function compiledStartup(dir: string): Promise<number | null> {
+  const binary = join(ROOT, 'dist', 'gatehouse');
+  if (!(await Bun.file(binary).exists())) {
+    log('dist/gatehouse missing: bun run build');
+    Bun.spawnSync([process.execPath, 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'inherit' });
+  }
+  return measureStartup(binary, dir);
+}
+
+await main();

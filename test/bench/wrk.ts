@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface LoadSettings {
+  connections: number;
+  threads: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Non-2xx/3xx responses plus socket errors: a scenario with any is not a clean measurement. */
+  errors: number;
+}
+
+export interface Request {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Installs wrk from the Debian archive when it is missing and we are allowed to. */
+export function ensureWrk(): void {
+  if (Bun.which('wrk') !== null) return;
+  if (process.getuid?.() !== 0) throw new Error('wrk is not installed: run `apt-get install -y wrk` as root');
+  console.error('installing wrk (apt-get install -y wrk)...');
+  let install = Bun.spawnSync(['apt-get', 'install', '-y', 'wrk'], { stdout: 'ignore', stderr: 'inherit' });
+  if (install.exitCode !== 0) {
+    Bun.spawnSync(['apt-get', 'update'], { stdout: 'ignore', stderr: 'inherit' });
+    install = Bun.spawnSync(['apt-get', 'install', '-y', 'wrk'], { stdout: 'ignore', stderr: 'inherit' });
+  }
+  if (install.exitCode !== 0 || Bun.which('wrk') === null) throw new Error('could not install wrk');
+}
+
+const scriptDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-wrk-'));
+process.once('exit', () => rmSync(scriptDir, { recursive: true, force: true }));
+let scripts = 0;
+
+/** wrk sets method, body and headers for every request from a Lua script. */
+function luaScript(request: Request): string {
+  const quote = (value: string) => JSON.stringify(value); // a JSON string is a valid Lua string literal here (ASCII only)
+  const lines = [`wrk.method = ${quote(request.method ?? 'GET')}`];
+  if (request.body !== undefined) lines.push(`wrk.body = ${quote(request.body)}`);
+  for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${quote(name)}] = ${quote(value)}`);
+  const path = join(scriptDir, `request-${++scripts}.lua`);
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
+
+export async function runWrk(request: Request, settings: LoadSettings): Promise<LoadResult> {
+  const args = [
+    'wrk',
+    `--connections=${settings.connections}`,
+    `--threads=${settings.threads}`,
+    `--duration=${settings.seconds}s`,
+    '--timeout=30s',
+    '--latency',
+    `--script=${luaScript(request)}`,
+    request.url,
+  ];
+  const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });
+  const [output, errors] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  if ((await child.exited) !== 0) throw new Error(`wrk failed: ${errors}${output}`);
+  return parseWrkOutput(output);
+}
+
+export function parseWrkOutput(output: string): LoadResult {
+  const number = (pattern: RegExp) => {
+    const match = pattern.exec(output);
+    if (match === null) throw new Error(`unexpected wrk output (${pattern}):\n${output}`);
+    return match;
+  };
+  const percentile = (p: number) => {
+    const match = number(new RegExp(`^\\s+${p}%\\s+([0-9.]+)(us|ms|s|m)\\s*$`, 'm'));
+    return Number(match[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us']!;
+  };
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(output);
+  return {
+    requestsPerSecond: Number(number(/^Requests\/sec:\s+([0-9.]+)/m)[1]),
+    p50Ms: percentile(50),
+    p99Ms: percentile(99),
+    requests: Number(number(/^\s+(\d+) requests in/m)[1]),
+    errors:
+      Number(non2xx?.[1] ?? 0) +
+      (socketErrors === null ? 0 : socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0)),
+  };
+}
