@@ -272,7 +272,7 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
     expect(res.text).toBe('{"error":"UNKNOWN_ERROR"}');
     const errorLine = h.logs.find((line) => line.level === 'error');
     const accessLine = h.logs.find((line) => line.method === 'POST' && line.status === 500);
-    expect(errorLine?.request_id).toMatch(/^[a-z2-9]{24}$/);
+    expect(errorLine?.request_id).toMatch(/^[a-z2-9]{8}-[0-9a-z]+$/);
     expect(errorLine?.request_id).toBe(accessLine?.request_id as string);
     expect(JSON.stringify(errorLine)).not.toContain(STRONG_PASSWORD);
   });
@@ -360,7 +360,7 @@ describe('access log', () => {
       ['POST', '/users', 413],
       ['GET', '/health', 200],
     ]);
-    for (const line of access) expect(line.request_id).toMatch(/^[a-z2-9]{24}$/);
+    for (const line of access) expect(line.request_id).toMatch(/^[a-z2-9]{8}-[0-9a-z]+$/);
     expect(new Set(access.map((line) => line.request_id)).size).toBe(access.length);
 
     const everything = JSON.stringify(h.logs);

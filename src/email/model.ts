@@ -1,23 +1,22 @@
 import { t } from 'elysia';
 import type { EmailUpdateRequestRow, EmailVerificationRequestRow } from '../db/schema';
-import { Email, OneTimeCode } from '../http/models';
+import { Email, OneTimeCode, unixSeconds } from '../http/models';
 
 const Id = t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] });
-const UnixSeconds = (description: string) => t.Integer({ description, examples: [1795310920] });
 const IssuedCode = t.String({ description: '8 characters; send it to the address to be verified', examples: ['7KQ2MZXD'] });
 
 export const EmailVerificationRequest = t.Object({
   user_id: Id,
-  created_at: UnixSeconds('Unix seconds'),
-  expires_at: UnixSeconds('Unix seconds, 10 minutes after created_at'),
+  created_at: unixSeconds(),
+  expires_at: unixSeconds('Unix seconds, 10 minutes after created_at'),
   code: IssuedCode,
 });
 
 export const EmailUpdateRequest = t.Object({
   id: Id,
   user_id: Id,
-  created_at: UnixSeconds('Unix seconds'),
-  expires_at: UnixSeconds('Unix seconds, 10 minutes after created_at'),
+  created_at: unixSeconds(),
+  expires_at: unixSeconds('Unix seconds, 10 minutes after created_at'),
   email: t.String({ description: 'The new address, lower-cased', examples: ['ada@example.com'] }),
   code: IssuedCode,
 });

@@ -4,6 +4,11 @@ import { MAX_BODY_BYTES } from './conventions';
 import { type Logger, setRequestId } from './log';
 import { generateId } from '../security/random';
 
+/** Request ids only need to be unique, not secret: a random per-process prefix and a counter. */
+const requestIdPrefix = generateId().slice(0, 8);
+let requestCount = 0;
+const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}`;
+
 // Bun's one-shot hasher: a third of node:crypto's createHash cost, paid on every request.
 const sha256 = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
@@ -26,7 +31,7 @@ export function createRequestHandler(options: {
 
   return async (request) => {
     const started = performance.now();
-    const requestId = generateId();
+    const requestId = nextRequestId();
     setRequestId(request, requestId);
     const path = pathOf(request.url);
     let response: Response;

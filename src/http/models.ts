@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
 
@@ -61,3 +62,9 @@ export const RecoveryCode = t.String({
 export const TotpCode = t.String({ pattern: '^[0-9]{6}$', description: '6 digits', examples: ['492039'] });
 
 export const ErrorBody = t.Object({ error: t.String({ examples: ['INVALID_DATA'] }) });
+
+/**
+ * TypeBox's plain integer: Elysia's t.Integer is a string-or-number transform, which makes every
+ * response run TypeBox's interpreted encoder (and tells OpenAPI the field might be a string).
+ */
+export const unixSeconds = (description = 'Unix seconds') => Type.Integer({ description, examples: [1795310920] });

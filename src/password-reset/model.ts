@@ -1,11 +1,11 @@
 import { t } from 'elysia';
-import { ClientIp, OneTimeCode, passwordField } from '../http/models';
+import { ClientIp, OneTimeCode, passwordField, unixSeconds } from '../http/models';
 
 export const PasswordResetRequest = t.Object({
   id: t.String({ examples: ['k3m9x7gq2d4a8rfe3hn5pjc6'] }),
   user_id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
-  created_at: t.Integer({ description: 'Unix seconds', examples: [1795310920] }),
-  expires_at: t.Integer({ description: 'Unix seconds, 10 minutes after created_at', examples: [1795311520] }),
+  created_at: unixSeconds(),
+  expires_at: unixSeconds('Unix seconds, 10 minutes after created_at'),
 });
 
 export const CreatedPasswordResetRequest = t.Composite([

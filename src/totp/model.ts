@@ -1,6 +1,6 @@
 import { t } from 'elysia';
 import type { TotpCredentialRow } from '../db/schema';
-import { RecoveryCode, TotpCode } from '../http/models';
+import { RecoveryCode, TotpCode, unixSeconds } from '../http/models';
 
 /** The OpenAPI tag of every TOTP and recovery code endpoint. */
 export const TWO_FACTOR_TAG = 'Two-factor';
@@ -21,7 +21,7 @@ export const VerifyTotpBody = t.Object({ code: TotpCode });
 
 export const TotpCredential = t.Object({
   user_id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
-  created_at: t.Integer({ description: 'Unix seconds', examples: [1795310920] }),
+  created_at: unixSeconds(),
   key: t.String({ description: 'Standard padded base64 of the 20-byte key', examples: [KEY_EXAMPLE] }),
 });
 

@@ -1,12 +1,9 @@
-import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
-import { ClientIp, Email, Password } from '../http/models';
+import { ClientIp, Email, Password, unixSeconds } from '../http/models';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
-  // TypeBox's plain integer: Elysia's t.Integer is a string-or-number transform, which made every
-  // response run TypeBox's interpreted encoder (and told OpenAPI the field might be a string).
-  created_at: Type.Integer({ description: 'Unix seconds', examples: [1795310920] }),
+  created_at: unixSeconds(),
   email: t.Union([t.String({ examples: ['ada@example.com'] }), t.Null()]),
   email_verified: t.Boolean(),
   registered_totp: t.Boolean(),
