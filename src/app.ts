@@ -1,9 +1,6 @@
-import { Elysia, t } from 'elysia';
-import { sql } from 'drizzle-orm';
+import { Elysia } from 'elysia';
 import type { Deps } from './deps';
 import { httpConventions } from './http/conventions';
-import { documented } from './http/docs';
-import { errorResponse } from './http/errors';
 import { createRequestHandler } from './http/handler';
 import { passwordsRoutes } from './passwords/routes';
 import { emailRoutes } from './email/routes';
@@ -11,7 +8,7 @@ import { totpRoutes } from './totp/routes';
 import { passwordResetRoutes } from './password-reset/routes';
 import { usersRoutes } from './users/routes';
 import { userQueries } from './users/repository';
-import { VERSION } from './version';
+import { serviceRoutes } from './service/routes';
 import { docsPlugin } from './docs/plugin';
 
 export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
@@ -19,34 +16,7 @@ export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
   return new Elysia()
     .use(httpConventions(deps.log))
     .use(options.docs === false ? new Elysia() : docsPlugin())
-    .get('/', () => ({ name: 'gatehouse', version: VERSION }), {
-      ...documented({
-        summary: 'Service name and version',
-        tag: 'Service',
-        errors: [],
-        ok: t.Object({ name: t.String(), version: t.String() }),
-      }),
-    })
-    .get(
-      '/health',
-      () => {
-        try {
-          deps.db.get(sql`select 1`);
-          return { status: 'ok' };
-        } catch {
-          return errorResponse(503, 'UNAVAILABLE');
-        }
-      },
-      {
-        ...documented({
-          summary: 'Health check (no credential)',
-          tag: 'Service',
-          public: true,
-          errors: [],
-          ok: t.Object({ status: t.Literal('ok') }),
-        }),
-      },
-    )
+    .use(serviceRoutes(deps))
     .use(usersRoutes(deps, queries))
     .use(passwordsRoutes(deps, queries))
     .use(emailRoutes(deps, queries))

@@ -154,13 +154,18 @@ describe('POST /users/{id}/update-password', () => {
 describe('login block', () => {
   const IP = '192.0.2.10';
 
+  /** Four incorrect passwords from IP, a minute apart: one short of the block. */
+  async function failFourTimes(h: Harness, userId: string) {
+    for (let i = 0; i < 4; i++) {
+      h.advance(BUCKET_REFILL);
+      expectError(await verify(h, userId, { password: WRONG_PASSWORD, client_ip: IP }), 400, 'INCORRECT_PASSWORD');
+    }
+  }
+
   test('parallel wrong passwords from one address cannot slip past the block', async () => {
     const h = createHarness();
     const user = await h.createUser();
-    for (let i = 0; i < 4; i++) {
-      h.advance(BUCKET_REFILL);
-      expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP }), 400, 'INCORRECT_PASSWORD');
-    }
+    await failFourTimes(h, user.id);
     h.advance(BUCKET_REFILL); // the bucket is full again: five tokens for five parallel guesses
     const results = await Promise.all(Array.from({ length: 5 }, () => verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP })));
     expect(results.map((r) => r.json.error).sort()).toEqual(['INCORRECT_PASSWORD', ...Array(4).fill('TOO_MANY_REQUESTS')]);
@@ -207,10 +212,7 @@ describe('login block', () => {
   test('four failures do not block', async () => {
     const h = createHarness();
     const user = await h.createUser();
-    for (let i = 0; i < 4; i++) {
-      h.advance(BUCKET_REFILL);
-      expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP }), 400, 'INCORRECT_PASSWORD');
-    }
+    await failFourTimes(h, user.id);
     h.advance(BUCKET_REFILL);
     expect((await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: IP })).status).toBe(204);
   });
@@ -264,10 +266,7 @@ describe('login block', () => {
   test('a success does not clear the count', async () => {
     const h = createHarness();
     const user = await h.createUser();
-    for (let i = 0; i < 4; i++) {
-      h.advance(BUCKET_REFILL);
-      expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP }), 400, 'INCORRECT_PASSWORD');
-    }
+    await failFourTimes(h, user.id);
     h.advance(BUCKET_REFILL);
     expect((await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: IP })).status).toBe(204);
     h.advance(BUCKET_REFILL);

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   UNKNOWN_ERROR: 500,
   SERVER_BUSY: 503,
+  UNAVAILABLE: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
