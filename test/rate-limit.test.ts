@@ -3,9 +3,9 @@ import {
   FailureLockout,
   SlidingWindowLimiter,
   TokenBucketLimiter,
-  addressKey,
   createRateLimits,
 } from '../src/security/rate-limit';
+import { addressKey } from '../src/security/address-key';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -2,7 +2,6 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { generateSecret } from '../security/random';
 
-
 /** With no configured secret, the first start creates `<dir>/secret` (0600) and later starts reuse it. */
 export function loadOrCreateSecret(dir: string): { secret: string; path: string; created: boolean } {
   const path = join(dir, 'secret');

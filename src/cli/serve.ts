@@ -11,9 +11,9 @@ import type { ServeConfig } from './config';
 import { loadOrCreateSecret } from './secret';
 
 /** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
-export const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
+const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
 
-export function buildDeps(config: ServeConfig, log: Logger): Deps {
+function buildDeps(config: ServeConfig, log: Logger): Deps {
   const clock = systemClock;
   return {
     db: openDatabase(config.dir),

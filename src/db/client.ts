@@ -7,7 +7,7 @@ import * as schema from './schema';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
-export const DATABASE_FILE = 'gatehouse.db';
+const DATABASE_FILE = 'gatehouse.db';
 
 /** Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is null. */
 export function openDatabase(dir: string | null): Db {

@@ -16,7 +16,7 @@ const assets = new Elysia({ name: 'docs-assets' })
 const asset = (body: string, type: string) =>
   new Response(body, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } });
 
-export const DOCS_TAGS = [
+const DOCS_TAGS = [
   { name: 'Service', description: 'Name, version and health' },
   { name: 'Users', description: 'Create, list, read and delete users' },
   { name: 'Passwords', description: 'Authenticate, verify and update passwords' },

@@ -1,11 +1,8 @@
 import type { Deps } from '../deps';
-import { toUnixSeconds } from '../security/clock';
+import { nowSeconds } from '../security/clock';
 import type { FailureLockout } from '../security/rate-limit';
-import { AppError } from '../http/errors';
-import { enforce } from '../http/guards';
+import { enforce, rejectWrongCode } from '../http/guards';
 import { codeMatches, recordWrongCode, type AttemptCountedRows } from '../security/code-attempts';
-
-export const incorrectCode = () => new AppError(400, 'INCORRECT_CODE');
 
 export interface EmailCodeAttempt {
   userId: string;
@@ -30,7 +27,6 @@ export function assertEmailCode(deps: Deps, attempt: EmailCodeAttempt): void {
     lockout.reset(attempt.userId);
     return;
   }
-  recordWrongCode(deps.db, attempt.rows, attempt.requestKey, toUnixSeconds(deps.clock()));
-  lockout.recordFailure(attempt.userId);
-  throw incorrectCode();
+  recordWrongCode(deps.db, attempt.rows, attempt.requestKey, nowSeconds(deps.clock));
+  rejectWrongCode(lockout, attempt.userId);
 }

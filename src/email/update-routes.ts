@@ -1,12 +1,11 @@
 import { Elysia, t } from 'elysia';
 import type { Deps } from '../deps';
 import { documented, noContent } from '../http/docs';
-import { AppError, notFound } from '../http/errors';
+import { emailAlreadyUsed, invalidRequest, notFound } from '../http/errors';
 import { enforce, pathUser } from '../http/guards';
+import { nowSeconds } from '../security/clock';
 import type { UserQueries } from '../users/repository';
-import { emailAlreadyUsed } from '../users/service';
 import { assertEmailCode } from './code-check';
-import { nowSeconds } from './lifetime';
 import { CreateEmailUpdateBody, EmailUpdateRequest, NewEmail, toUpdateView, VerifyNewEmailBody } from './model';
 import {
   applyEmailUpdate,
@@ -17,10 +16,9 @@ import {
   liveUpdateRequestsOf,
   otherHolderOf,
   updateCounter,
-} from './update-store';
+} from './update-repository';
 
 const TAG = 'Email update';
-const invalidRequest = () => new AppError(400, 'INVALID_REQUEST');
 
 export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
   const forUser = new Elysia()
@@ -32,7 +30,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
         // Counted before the address check, so the endpoint cannot probe addresses faster than 3 per 15 minutes.
         enforce(deps.limits.emailUpdateRequests.hit(user.id));
         if (otherHolderOf(deps.db, email, user.id)) throw emailAlreadyUsed();
-        return toUpdateView(createUpdateRequest(deps.db, user.id, email, nowSeconds(deps)));
+        return toUpdateView(createUpdateRequest(deps.db, user.id, email, nowSeconds(deps.clock)));
       },
       {
         body: CreateEmailUpdateBody,
@@ -47,7 +45,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
         }),
       },
     )
-    .get('/users/:id/email-update-requests', ({ user }) => liveUpdateRequestsOf(deps.db, user.id, nowSeconds(deps)).map(toUpdateView), {
+    .get('/users/:id/email-update-requests', ({ user }) => liveUpdateRequestsOf(deps.db, user.id, nowSeconds(deps.clock)).map(toUpdateView), {
       ...documented({
         summary: "List the user's live email update requests",
         tag: TAG,
@@ -69,7 +67,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
     .get(
       '/email-update-requests/:id',
       ({ params }) => {
-        const request = findLiveUpdateRequest(deps.db, params.id, nowSeconds(deps));
+        const request = findLiveUpdateRequest(deps.db, params.id, nowSeconds(deps.clock));
         if (request === undefined) throw notFound();
         return toUpdateView(request);
       },
@@ -84,7 +82,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
     .delete(
       '/email-update-requests/:id',
       ({ params }) => {
-        if (!deleteLiveUpdateRequest(deps.db, params.id, nowSeconds(deps))) throw notFound();
+        if (!deleteLiveUpdateRequest(deps.db, params.id, nowSeconds(deps.clock))) throw notFound();
         return noContent();
       },
       documented({
@@ -97,7 +95,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
     .post(
       '/verify-new-email',
       ({ body }) => {
-        const now = nowSeconds(deps);
+        const now = nowSeconds(deps.clock);
         const request = findLiveUpdateRequest(deps.db, body.request_id, now);
         if (request === undefined) throw invalidRequest();
         assertEmailCode(deps, {
@@ -121,9 +119,9 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
           description:
             'Success sets the user\'s email to the new address, verified, and invalidates every email update request for that address ' +
             '(any user) and every password reset request of the user. Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired ' +
-            'or invalidated request), TOO_MANY_REQUESTS (the same per-user lockout as verify-email: 5 wrong email codes within 15 minutes ' +
-            'lock the user\'s email codes for 15 minutes), INCORRECT_CODE (the 5th wrong code invalidates the request), EMAIL_ALREADY_USED ' +
-            '(another user took the address meanwhile; the request is invalidated).',
+            'or invalidated request), TOO_MANY_REQUESTS (5 wrong codes of this user here within 15 minutes lock this endpoint for the user ' +
+            'for 15 minutes; verify-email has its own lockout; a correct code clears the count), INCORRECT_CODE (the 5th wrong code ' +
+            'invalidates the request), EMAIL_ALREADY_USED (another user took the address meanwhile; the request is invalidated).',
           errors: ['INVALID_DATA', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
           ok: NewEmail,
         }),

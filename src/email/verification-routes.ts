@@ -1,11 +1,11 @@
 import { Elysia } from 'elysia';
 import type { Deps } from '../deps';
 import { documented, noContent } from '../http/docs';
-import { AppError, notFound } from '../http/errors';
+import { notAllowed, notFound } from '../http/errors';
 import { enforce, pathUser } from '../http/guards';
+import { nowSeconds } from '../security/clock';
 import type { UserQueries } from '../users/repository';
 import { assertEmailCode } from './code-check';
-import { nowSeconds } from './lifetime';
 import { EmailVerificationRequest, toVerificationView, VerifyEmailBody } from './model';
 import {
   deleteLiveVerification,
@@ -13,10 +13,9 @@ import {
   redeemVerification,
   replaceVerification,
   verificationCounter,
-} from './verification-store';
+} from './verification-repository';
 
 const TAG = 'Email verification';
-const notAllowed = () => new AppError(400, 'NOT_ALLOWED');
 
 export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
   return new Elysia()
@@ -25,7 +24,7 @@ export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
       '/users/:id/email-verification-request',
       ({ user }) => {
         enforce(deps.limits.emailVerificationRequests.hit(user.id));
-        return toVerificationView(replaceVerification(deps.db, user.id, nowSeconds(deps)));
+        return toVerificationView(replaceVerification(deps.db, user.id, nowSeconds(deps.clock)));
       },
       documented({
         summary: 'Create an email verification request',
@@ -40,7 +39,7 @@ export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
     .get(
       '/users/:id/email-verification-request',
       ({ user }) => {
-        const pending = findLiveVerification(deps.db, user.id, nowSeconds(deps));
+        const pending = findLiveVerification(deps.db, user.id, nowSeconds(deps.clock));
         if (pending === undefined) throw notFound();
         return toVerificationView(pending);
       },
@@ -55,7 +54,7 @@ export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
     .delete(
       '/users/:id/email-verification-request',
       ({ user }) => {
-        if (!deleteLiveVerification(deps.db, user.id, nowSeconds(deps))) throw notFound();
+        if (!deleteLiveVerification(deps.db, user.id, nowSeconds(deps.clock))) throw notFound();
         return noContent();
       },
       documented({
@@ -68,7 +67,7 @@ export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
     .post(
       '/users/:id/verify-email',
       ({ body, user }) => {
-        const now = nowSeconds(deps);
+        const now = nowSeconds(deps.clock);
         const pending = findLiveVerification(deps.db, user.id, now);
         if (pending === undefined) throw notAllowed();
         assertEmailCode(deps, {
@@ -89,8 +88,8 @@ export function emailVerificationRoutes(deps: Deps, queries: UserQueries) {
           tag: TAG,
           description:
             'Success marks the email verified and deletes the request. Checks in order: NOT_FOUND, INVALID_DATA (code format; no attempt counted), ' +
-            'NOT_ALLOWED (no pending request), TOO_MANY_REQUESTS (5 wrong email codes of this user, here or at POST /verify-new-email, within 15 minutes lock both for 15 minutes; ' +
-            'a correct code clears the count), INCORRECT_CODE (the 5th wrong code for a request deletes it).',
+            'NOT_ALLOWED (no pending request), TOO_MANY_REQUESTS (5 wrong codes of this user here within 15 minutes lock this endpoint for the user for 15 minutes; ' +
+            'POST /verify-new-email has its own lockout; a correct code clears the count), INCORRECT_CODE (the 5th wrong code for a request deletes it).',
           errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
         }),
       },

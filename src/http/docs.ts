@@ -1,5 +1,4 @@
 import { t, type TSchema } from 'elysia';
-import { ErrorBody } from './models';
 
 export const ERROR_STATUS = {
   INVALID_DATA: 400,
@@ -60,5 +59,3 @@ export function documented(doc: RouteDoc) {
 }
 
 export const noContent = (): Response => new Response(null, { status: 204 });
-
-export { ErrorBody };

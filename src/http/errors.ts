@@ -15,6 +15,10 @@ export class AppError extends Error {
 
 export const notFound = () => new AppError(404, 'NOT_FOUND');
 export const invalidData = () => new AppError(400, 'INVALID_DATA');
+export const invalidRequest = () => new AppError(400, 'INVALID_REQUEST');
+export const incorrectCode = () => new AppError(400, 'INCORRECT_CODE');
+export const notAllowed = () => new AppError(400, 'NOT_ALLOWED');
+export const emailAlreadyUsed = () => new AppError(400, 'EMAIL_ALREADY_USED');
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new AppError(400, 'TOO_MANY_REQUESTS', Math.max(1, Math.ceil(retryAfterSeconds)));
 

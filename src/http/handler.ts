@@ -13,7 +13,7 @@ const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}
 const sha256 = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
 /** Paths served without the credential (API.md §1). */
-export const isPublicPath = (path: string): boolean =>
+const isPublicPath = (path: string): boolean =>
   path === '/health' || path === '/docs' || path.startsWith('/docs/');
 
 /**

@@ -9,12 +9,12 @@ const codePointLength = (value: string): number => {
   return n;
 };
 
-export const isValidPassword = (value: string): boolean => {
+const isValidPassword = (value: string): boolean => {
   const n = codePointLength(value);
   return n >= 8 && n <= 127;
 };
 
-export function isValidEmail(value: string): boolean {
+function isValidEmail(value: string): boolean {
   if (value.length >= 256 || value.trim() !== value) return false;
   const at = value.lastIndexOf('@');
   return at >= 0 && value.slice(at + 1).includes('.');
@@ -60,8 +60,6 @@ export const RecoveryCode = t.String({
   examples: ['7KQ2MZXDH3PA9WEN'],
 });
 export const TotpCode = t.String({ pattern: '^[0-9]{6}$', description: '6 digits', examples: ['492039'] });
-
-export const ErrorBody = t.Object({ error: t.String({ examples: ['INVALID_DATA'] }) });
 
 /**
  * TypeBox's plain integer: Elysia's t.Integer is a string-or-number transform, which makes every

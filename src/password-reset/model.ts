@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import type { PasswordResetRequestRow } from '../db/schema';
 import { ClientIp, OneTimeCode, passwordField, unixSeconds } from '../http/models';
 
 export const PasswordResetRequest = t.Object({
@@ -17,6 +18,13 @@ export const CreatedPasswordResetRequest = t.Composite([
     }),
   }),
 ]);
+
+export const toResetRequestView = (row: Pick<PasswordResetRequestRow, 'id' | 'userId' | 'createdAt' | 'expiresAt'>) => ({
+  id: row.id,
+  user_id: row.userId,
+  created_at: row.createdAt,
+  expires_at: row.expiresAt,
+});
 
 export const CreateResetRequestBody = t.Object({ client_ip: ClientIp });
 export const VerifyResetEmailBody = t.Object({ code: OneTimeCode, client_ip: ClientIp });

@@ -1,5 +1,6 @@
-import { and, asc, eq, gt } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { isLive } from '../db/request-lifetime';
 import { passwordResetRequests as resets, users, type PasswordResetRequestRow } from '../db/schema';
 import { recordWrongCode, type AttemptCountedRows, type WrongCodeOutcome } from '../security/code-attempts';
 
@@ -10,22 +11,7 @@ const resetCounter: AttemptCountedRows = {
   expiresAt: resets.expiresAt,
 };
 
-export interface ResetRequestView {
-  id: string;
-  user_id: string;
-  created_at: number;
-  expires_at: number;
-}
-
-export const toResetRequestView = (row: Pick<PasswordResetRequestRow, 'id' | 'userId' | 'createdAt' | 'expiresAt'>): ResetRequestView => ({
-  id: row.id,
-  user_id: row.userId,
-  created_at: row.createdAt,
-  expires_at: row.expiresAt,
-});
-
-/** A request whose expires_at has come is treated as if it did not exist. */
-const live = (nowSeconds: number) => gt(resets.expiresAt, nowSeconds);
+const live = (nowSeconds: number) => isLive(resets.expiresAt, nowSeconds);
 
 /** Every state change is one statement or one synchronous transaction (API.md §1, Atomicity). */
 export function resetRequestQueries(db: Db) {

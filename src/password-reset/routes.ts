@@ -1,30 +1,23 @@
 import { Elysia, t } from 'elysia';
 import type { Deps } from '../deps';
-import type { PasswordResetRequestRow } from '../db/schema';
 import { documented, noContent } from '../http/docs';
-import { invalidData, notFound } from '../http/errors';
-import { pathUser } from '../http/guards';
+import { invalidData } from '../http/errors';
+import { pathResource, pathUser } from '../http/guards';
 import { presentClientIp } from '../http/models';
-import { toUnixSeconds } from '../security/clock';
+import { nowSeconds } from '../security/clock';
 import type { UserQueries } from '../users/repository';
-import { CreatedPasswordResetRequest, CreateResetRequestBody, PasswordResetRequest, ResetPasswordBody, VerifyResetEmailBody } from './model';
-import { resetRequestQueries, toResetRequestView } from './repository';
+import {
+  CreatedPasswordResetRequest,
+  CreateResetRequestBody,
+  PasswordResetRequest,
+  ResetPasswordBody,
+  toResetRequestView,
+  VerifyResetEmailBody,
+} from './model';
+import { resetRequestQueries } from './repository';
 import { createResetRequest, resetPassword, verifyResetEmail } from './service';
 
 const TAG = 'Password reset';
-
-/**
- * Loads the live request named by `:id` in the transform phase, before body validation, so an
- * unknown, expired or invalidated request is 404 even when the body is also wrong (API.md §1).
- */
-function pathResetRequest(findLive: (id: string) => PasswordResetRequestRow | undefined) {
-  return new Elysia().derive({ as: 'scoped' }, ({ params }) => {
-    const id = (params as Record<string, string | undefined>).id;
-    const resetRequest = id === undefined ? undefined : findLive(id);
-    if (resetRequest === undefined) throw notFound();
-    return { resetRequest };
-  });
-}
 
 /**
  * Elysia's normaliser turns a body that is not an object into `{}` when every field of the schema is
@@ -36,7 +29,6 @@ const requireObjectBody = ({ body }: { body: unknown }) => {
 
 export function passwordResetRoutes(deps: Deps, users: UserQueries) {
   const requests = resetRequestQueries(deps.db);
-  const nowSeconds = () => toUnixSeconds(deps.clock());
 
   const ofUser = new Elysia()
     .use(pathUser(users.findRow))
@@ -58,7 +50,7 @@ export function passwordResetRoutes(deps: Deps, users: UserQueries) {
     )
     .get(
       '/users/:id/password-reset-requests',
-      ({ user }) => requests.listLive(user.id, nowSeconds()).map(toResetRequestView),
+      ({ user }) => requests.listLive(user.id, nowSeconds(deps.clock)).map(toResetRequestView),
       documented({
         summary: "List a user's password reset requests",
         tag: TAG,
@@ -77,7 +69,7 @@ export function passwordResetRoutes(deps: Deps, users: UserQueries) {
     );
 
   const single = new Elysia()
-    .use(pathResetRequest((id) => requests.findLive(id, nowSeconds())))
+    .use(pathResource('resetRequest', (id) => requests.findLive(id, nowSeconds(deps.clock))))
     .get('/password-reset-requests/:id', ({ resetRequest }) => toResetRequestView(resetRequest), {
       ...documented({
         summary: 'Get a password reset request',

@@ -1,33 +1,28 @@
+import type { Static } from 'elysia';
 import type { Deps } from '../deps';
-import { AppError, notFound } from '../http/errors';
+import { isForeignKeyViolation } from '../db/constraints';
+import { newRequestTimes } from '../db/request-lifetime';
+import { incorrectCode, invalidRequest, notFound } from '../http/errors';
 import { assertStrongPassword, enforce, spendAddressToken } from '../http/guards';
-import { toUnixSeconds } from '../security/clock';
+import { nowSeconds } from '../security/clock';
 import { constantTimeEqual, generateId, generateOneTimeCode, normalizeCode, sha256Hex } from '../security/random';
 import type { PasswordResetRequestRow } from '../db/schema';
-import { toResetRequestView, type ResetRequestQueries, type ResetRequestView } from './repository';
-
-export const RESET_REQUEST_TTL_SECONDS = 10 * 60;
-
-export const invalidRequest = () => new AppError(400, 'INVALID_REQUEST');
-const incorrectCode = () => new AppError(400, 'INCORRECT_CODE');
+import { type CreatedPasswordResetRequest, toResetRequestView } from './model';
+import type { ResetRequestQueries } from './repository';
 
 /** Codes are case-insensitive, so the hash is of the upper-cased form. */
 const hashCode = (code: string): string => sha256Hex(normalizeCode(code));
-
-const isForeignKeyViolation = (error: unknown): boolean =>
-  error instanceof Error && /FOREIGN KEY constraint failed/.test(error.message);
 
 export function createResetRequest(
   deps: Deps,
   requests: ResetRequestQueries,
   userId: string,
   clientIp: string | null,
-): ResetRequestView & { code: string } {
+): Static<typeof CreatedPasswordResetRequest> {
   spendAddressToken(deps, clientIp);
   enforce(deps.limits.resetRequests.hit(userId));
   const code = generateOneTimeCode();
-  const createdAt = toUnixSeconds(deps.clock());
-  const row = { id: generateId(), userId, createdAt, expiresAt: createdAt + RESET_REQUEST_TTL_SECONDS, codeHash: hashCode(code) };
+  const row = { id: generateId(), userId, ...newRequestTimes(nowSeconds(deps.clock)), codeHash: hashCode(code) };
   try {
     requests.insert(row);
   } catch (error) {
@@ -45,7 +40,7 @@ export function verifyResetEmail(
   input: { code: string; clientIp: string | null },
 ): void {
   spendAddressToken(deps, input.clientIp);
-  const now = toUnixSeconds(deps.clock());
+  const now = nowSeconds(deps.clock);
   if (constantTimeEqual(hashCode(input.code), request.codeHash)) {
     if (!requests.markVerified(request.id, now)) throw notFound();
     return;
@@ -63,9 +58,9 @@ export async function resetPassword(
   requests: ResetRequestQueries,
   input: { requestId: string; password: string; clientIp: string | null },
 ): Promise<void> {
-  if (requests.findLive(input.requestId, toUnixSeconds(deps.clock())) === undefined) throw invalidRequest();
+  if (requests.findLive(input.requestId, nowSeconds(deps.clock)) === undefined) throw invalidRequest();
   spendAddressToken(deps, input.clientIp);
   await assertStrongPassword(deps, input.password);
   const passwordHash = await deps.hasher.hash(input.password);
-  if (!requests.redeem(input.requestId, toUnixSeconds(deps.clock()), passwordHash)) throw invalidRequest();
+  if (!requests.redeem(input.requestId, nowSeconds(deps.clock), passwordHash)) throw invalidRequest();
 }

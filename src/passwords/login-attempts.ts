@@ -1,7 +1,7 @@
 import type { Deps } from '../deps';
 import { enforce, spendAddressToken } from '../http/guards';
 import type { KeyedSerializer } from '../security/keyed-serializer';
-import { addressKey } from '../security/rate-limit';
+import { addressKey } from '../security/address-key';
 
 /**
  * The address bucket and the login block, in that order, then `check`. Checks from one address run

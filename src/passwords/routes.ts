@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { Elysia } from 'elysia';
 import type { Deps } from '../deps';
-import { users } from '../db/schema';
 import { documented, noContent } from '../http/docs';
 import { AppError, notFound } from '../http/errors';
 import { assertStrongPassword, pathUser } from '../http/guards';
@@ -81,8 +79,7 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
           await assertStrongPassword(deps, body.new_password);
           await checkPassword(user.passwordHash, body.password, clientIp);
           const passwordHash = await deps.hasher.hash(body.new_password);
-          const changed = deps.db.update(users).set({ passwordHash }).where(eq(users.id, user.id)).returning({ id: users.id }).get();
-          if (changed === undefined) throw notFound(); // deleted while we were hashing
+          if (!queries.update(user.id, { passwordHash })) throw notFound();
           return noContent();
         });
       },

@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
+import { isLive } from '../db/request-lifetime';
 import { constantTimeEqual, normalizeCode } from './random';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
-export const MAX_WRONG_CODES = 5;
+const MAX_WRONG_CODES = 5;
 
 /** A request table whose rows carry a wrong-code counter and an expiry, and the column that names one row. */
 export interface AttemptCountedRows {
@@ -31,7 +32,7 @@ export function recordWrongCode(db: Db, rows: AttemptCountedRows, id: string, no
     // all(), not get(): on raw SQL drizzle's get() answers an array of values, not a named row.
     const [counted] = tx.all<{ attempts: number }>(
       sql`update ${rows.table} set ${counter} = ${counter} + 1
-          where ${rows.key} = ${id} and ${counter} < ${MAX_WRONG_CODES} and ${rows.expiresAt} > ${nowSeconds}
+          where ${rows.key} = ${id} and ${counter} < ${MAX_WRONG_CODES} and ${isLive(rows.expiresAt, nowSeconds)}
           returning ${counter} as attempts`,
     );
     if (counted === undefined) return 'gone';

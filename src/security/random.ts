@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 const ID_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
-export const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
 /** Both alphabets have 32 symbols, so `byte & 31` picks uniformly. */
 function randomString(alphabet: string, length: number): string {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import type { Deps } from '../deps';
 import { documented } from '../http/docs';
-import { errorResponse } from '../http/errors';
+import { AppError } from '../http/errors';
 import { VERSION } from '../version';
 
 const TAG = 'Service';
@@ -24,7 +24,7 @@ export function serviceRoutes(deps: Deps) {
           deps.db.get(sql`select 1`);
           return { status: 'ok' as const };
         } catch {
-          return errorResponse(503, 'UNAVAILABLE');
+          throw new AppError(503, 'UNAVAILABLE');
         }
       },
       {

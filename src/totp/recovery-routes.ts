@@ -1,20 +1,14 @@
 import { Elysia } from 'elysia';
 import type { Deps } from '../deps';
 import { documented } from '../http/docs';
-import { notFound } from '../http/errors';
-import { pathUser } from '../http/guards';
+import { incorrectCode, notFound } from '../http/errors';
+import { enforce, pathUser, rejectWrongCode } from '../http/guards';
 import { KeyedSerializer } from '../security/keyed-serializer';
-import { generateRecoveryCode, normalizeCode } from '../security/random';
+import { normalizeCode } from '../security/random';
 import type { UserQueries } from '../users/repository';
-import { acceptRightCode, admitAttempt, incorrectCode, rejectWrongCode } from './attempts';
+import { newRecoveryCode } from '../users/service';
 import { RecoveryCodeResponse, ResetSecondFactorsBody, TWO_FACTOR_TAG } from './model';
-import { replaceRecoveryCodeHash, resetSecondFactors } from './service/recovery';
-
-/** The code is shown once; only its argon2id hash is stored. */
-async function newRecoveryCode(deps: Deps): Promise<{ code: string; hash: string }> {
-  const code = generateRecoveryCode();
-  return { code, hash: await deps.hasher.hash(code) };
-}
+import { resetSecondFactors } from './repository';
 
 export function recoveryRoutes(deps: Deps, queries: UserQueries) {
   const perUser = new KeyedSerializer();
@@ -24,7 +18,7 @@ export function recoveryRoutes(deps: Deps, queries: UserQueries) {
       '/users/:id/regenerate-recovery-code',
       async ({ user }) => {
         const next = await newRecoveryCode(deps);
-        if (!replaceRecoveryCodeHash(deps.db, user.id, next.hash)) throw notFound();
+        if (!queries.update(user.id, { recoveryCodeHash: next.hash })) throw notFound();
         return { recovery_code: next.code };
       },
       {
@@ -40,13 +34,13 @@ export function recoveryRoutes(deps: Deps, queries: UserQueries) {
     .post(
       '/users/:id/reset-2fa',
       ({ body, user }) => perUser.run(user.id, async () => {
-        admitAttempt(deps.limits.reset2fa, user.id);
+        enforce(deps.limits.reset2fa.check(user.id));
         // argon2 verification takes the same time whether or not the code matches.
         const verifiedHash = user.recoveryCodeHash;
         if (!(await deps.hasher.verify(normalizeCode(body.recovery_code), verifiedHash))) {
           rejectWrongCode(deps.limits.reset2fa, user.id);
         }
-        acceptRightCode(deps.limits.reset2fa, user.id);
+        deps.limits.reset2fa.reset(user.id);
         const next = await newRecoveryCode(deps);
         if (!resetSecondFactors(deps.db, user.id, verifiedHash, next.hash)) {
           // Another request redeemed or rotated this code meanwhile, or the user was deleted.

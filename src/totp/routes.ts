@@ -1,15 +1,14 @@
 import { Elysia } from 'elysia';
 import type { Deps } from '../deps';
 import { documented, noContent } from '../http/docs';
-import { AppError, invalidData, notFound } from '../http/errors';
-import { pathUser } from '../http/guards';
+import { incorrectCode, invalidData, notAllowed, notFound } from '../http/errors';
+import { enforce, pathUser, rejectWrongCode } from '../http/guards';
 import { toUnixSeconds } from '../security/clock';
 import type { UserQueries } from '../users/repository';
-import { acceptRightCode, admitAttempt, incorrectCode, rejectWrongCode } from './attempts';
-import { claimTotpStep, deleteTotpCredential, findTotpCredential, saveTotpCredential } from './credentials';
+import { claimTotpStep, deleteTotpCredential, findTotpCredential, saveTotpCredential } from './repository';
 import { RegisterTotpBody, toTotpCredentialView, TotpCredential, TWO_FACTOR_TAG, VerifyTotpBody } from './model';
 import { recoveryRoutes } from './recovery-routes';
-import { encodeTotpKey, matchingStep, parseTotpKey } from './service/totp';
+import { encodeTotpKey, matchingStep, parseTotpKey } from './codes';
 
 function storedKey(stored: string): Uint8Array {
   const key = parseTotpKey(stored);
@@ -31,11 +30,11 @@ export function totpRoutes(deps: Deps, queries: UserQueries) {
       ({ body, user }) => {
         const key = parseTotpKey(body.key ?? body.totp_key);
         if (key === undefined) throw invalidData();
-        admitAttempt(deps.limits.totpRegister, user.id);
+        enforce(deps.limits.totpRegister.check(user.id));
         const now = deps.clock();
         const step = matchingStep(key, body.code, now);
         if (step === undefined) rejectWrongCode(deps.limits.totpRegister, user.id);
-        acceptRightCode(deps.limits.totpRegister, user.id);
+        deps.limits.totpRegister.reset(user.id);
         // The registering code's step counts as used, so that code cannot verify a login afterwards.
         const row = { userId: user.id, createdAt: toUnixSeconds(now), key: encodeTotpKey(key), lastUsedStep: step };
         if (!saveTotpCredential(deps.db, row)) throw notFound();
@@ -69,13 +68,13 @@ export function totpRoutes(deps: Deps, queries: UserQueries) {
       '/users/:id/verify-2fa/totp',
       ({ body, user }) => {
         const credential = findTotpCredential(deps.db, user.id);
-        if (credential === undefined) throw new AppError(400, 'NOT_ALLOWED');
-        admitAttempt(deps.limits.totpVerify, user.id);
+        if (credential === undefined) throw notAllowed();
+        enforce(deps.limits.totpVerify.check(user.id));
         const step = matchingStep(storedKey(credential.key), body.code, deps.clock());
         if (step === undefined) rejectWrongCode(deps.limits.totpVerify, user.id);
         // A replayed code is not a guess at the key, so it answers INCORRECT_CODE without counting.
         if (!claimTotpStep(deps.db, user.id, step)) throw incorrectCode();
-        acceptRightCode(deps.limits.totpVerify, user.id);
+        deps.limits.totpVerify.reset(user.id);
         return noContent();
       },
       {

@@ -1,6 +1,6 @@
 import type { ListOptions } from './repository';
 
-export const MAX_PER_PAGE = 1000;
+const MAX_PER_PAGE = 1000;
 /** Keeps (page - 1) * per_page an exact integer; any page this far out is empty anyway. */
 const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PER_PAGE);
 

@@ -21,7 +21,7 @@ const userColumns = {
 };
 type UserColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: number };
 
-export const toUserView = (row: UserColumns): UserView => ({
+const toUserView = (row: UserColumns): UserView => ({
   id: row.id,
   created_at: row.createdAt,
   email: row.email,
@@ -51,6 +51,9 @@ export function userQueries(db: Db) {
     },
     findRow: (id: string): UserRow | undefined => rowById.get({ id }),
     findRowByEmail: (email: string): UserRow | undefined => rowByEmail.get({ email }),
+    /** False when the user no longer exists: deleted while a hash was being computed. */
+    update: (id: string, changes: Partial<Omit<UserRow, 'id'>>): boolean =>
+      db.update(users).set(changes).where(eq(users.id, id)).returning({ id: users.id }).get() !== undefined,
     total: (): number => total.get()?.value ?? 0,
     /** Users whose email contains `query` (already lower-cased). */
     countMatching: (query: string): number => matching.get({ query })?.n ?? 0,

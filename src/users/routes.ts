@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia';
 import type { Deps } from '../deps';
 import { documented, noContent } from '../http/docs';
-import { notFound } from '../http/errors';
+import { emailAlreadyUsed, notFound } from '../http/errors';
 import { assertStrongPassword, pathUser, spendAddressToken } from '../http/guards';
 import { presentClientIp } from '../http/models';
 import { CreatedUser, CreateUserBody, ListUsersQuery, User } from './model';
 import { listUsers, type UserQueries } from './repository';
 import { parseListQuery } from './list-query';
-import { createUser, deleteUser, emailAlreadyUsed } from './service';
+import { createUser, deleteUser } from './service';
 
 const TAG = 'Users';
 

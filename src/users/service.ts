@@ -1,33 +1,31 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../deps';
+import { isUniqueViolation } from '../db/constraints';
 import { users } from '../db/schema';
-import { AppError } from '../http/errors';
-import { toUnixSeconds } from '../security/clock';
+import { emailAlreadyUsed } from '../http/errors';
+import { nowSeconds } from '../security/clock';
 import { generateId, generateRecoveryCode } from '../security/random';
 import type { UserView } from './repository';
 
-export const emailAlreadyUsed = () => new AppError(400, 'EMAIL_ALREADY_USED');
-
-export const isUniqueViolation = (error: unknown): boolean =>
-  error instanceof Error && /UNIQUE constraint failed/.test(error.message);
+/** The code is shown once; only its argon2id hash is stored. */
+export async function newRecoveryCode(deps: Deps): Promise<{ code: string; hash: string }> {
+  const code = generateRecoveryCode();
+  return { code, hash: await deps.hasher.hash(code) };
+}
 
 /** Both hashes are computed before the insert; the unique index settles a race for the same email. */
 export async function createUser(
   deps: Deps,
   input: { password: string; email: string | null },
 ): Promise<UserView & { recovery_code: string }> {
-  const recoveryCode = generateRecoveryCode();
-  const [passwordHash, recoveryCodeHash] = await Promise.all([
-    deps.hasher.hash(input.password),
-    deps.hasher.hash(recoveryCode),
-  ]);
+  const [passwordHash, recoveryCode] = await Promise.all([deps.hasher.hash(input.password), newRecoveryCode(deps)]);
   const row = {
     id: generateId(),
-    createdAt: toUnixSeconds(deps.clock()),
+    createdAt: nowSeconds(deps.clock),
     email: input.email,
     emailVerified: false,
     passwordHash,
-    recoveryCodeHash,
+    recoveryCodeHash: recoveryCode.hash,
   };
   try {
     deps.db.insert(users).values(row).run();
@@ -41,7 +39,7 @@ export async function createUser(
     email: row.email,
     email_verified: false,
     registered_totp: false,
-    recovery_code: recoveryCode,
+    recovery_code: recoveryCode.code,
   };
 }
 

@@ -1,8 +1,9 @@
 import type { Database } from 'bun:sqlite';
 import { PasswordHasher } from '../../src/security/password-hash';
-import { addressKey, type RateLimits } from '../../src/security/rate-limit';
+import { addressKey } from '../../src/security/address-key';
+import type { RateLimits } from '../../src/security/rate-limit';
 import { sha256Hex } from '../../src/security/random';
-import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/totp/service/totp';
+import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/totp/codes';
 import { STRONG_PASSWORD } from '../support/harness';
 
 /**

@@ -1,9 +1,9 @@
-import { and, asc, eq, gt, ne } from 'drizzle-orm';
+import { and, asc, eq, ne } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { isLive, newRequestTimes } from '../db/request-lifetime';
 import { emailUpdateRequests as requests, passwordResetRequests, users, type EmailUpdateRequestRow } from '../db/schema';
 import type { AttemptCountedRows } from '../security/code-attempts';
 import { generateId, generateOneTimeCode } from '../security/random';
-import { newRequestTimes } from './lifetime';
 
 export const updateCounter: AttemptCountedRows = {
   table: requests,
@@ -12,7 +12,7 @@ export const updateCounter: AttemptCountedRows = {
   expiresAt: requests.expiresAt,
 };
 
-const live = (id: string, now: number) => and(eq(requests.id, id), gt(requests.expiresAt, now));
+const live = (id: string, now: number) => and(eq(requests.id, id), isLive(requests.expiresAt, now));
 
 /** Another user's row holding this (lower-cased) address, if any. Also runs inside transactions. */
 export const otherHolderOf = (db: Pick<Db, 'select'>, email: string, userId: string) =>
@@ -29,7 +29,7 @@ export const liveUpdateRequestsOf = (db: Db, userId: string, now: number): Email
   db
     .select()
     .from(requests)
-    .where(and(eq(requests.userId, userId), gt(requests.expiresAt, now)))
+    .where(and(eq(requests.userId, userId), isLive(requests.expiresAt, now)))
     .orderBy(asc(requests.createdAt), asc(requests.id))
     .all();
 

@@ -1,9 +1,9 @@
-import { and, eq, gt } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { isLive, newRequestTimes } from '../db/request-lifetime';
 import { emailVerificationRequests as requests, users, type EmailVerificationRequestRow } from '../db/schema';
 import type { AttemptCountedRows } from '../security/code-attempts';
 import { generateOneTimeCode } from '../security/random';
-import { newRequestTimes } from './lifetime';
 
 export const verificationCounter: AttemptCountedRows = {
   table: requests,
@@ -12,7 +12,7 @@ export const verificationCounter: AttemptCountedRows = {
   expiresAt: requests.expiresAt,
 };
 
-const liveFor = (userId: string, now: number) => and(eq(requests.userId, userId), gt(requests.expiresAt, now));
+const liveFor = (userId: string, now: number) => and(eq(requests.userId, userId), isLive(requests.expiresAt, now));
 
 export const findLiveVerification = (db: Db, userId: string, now: number): EmailVerificationRequestRow | undefined =>
   db.select().from(requests).where(liveFor(userId, now)).get();

@@ -1,6 +1,7 @@
 import { and, eq, lt } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { totpCredentials, type TotpCredentialRow } from '../db/schema';
+import { isForeignKeyViolation } from '../db/constraints';
+import { totpCredentials, users, type TotpCredentialRow } from '../db/schema';
 
 export const findTotpCredential = (db: Db, userId: string): TotpCredentialRow | undefined =>
   db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)).get();
@@ -15,7 +16,7 @@ export function saveTotpCredential(db: Db, row: TotpCredentialRow): boolean {
     db.insert(totpCredentials).values(row).onConflictDoUpdate({ target: totpCredentials.userId, set: replacement }).run();
     return true;
   } catch (error) {
-    if (error instanceof Error && /FOREIGN KEY constraint failed/.test(error.message)) return false;
+    if (isForeignKeyViolation(error)) return false;
     throw error;
   }
 }
@@ -37,4 +38,22 @@ export function claimTotpStep(db: Db, userId: string, step: number): boolean {
 export function deleteTotpCredential(db: Db, userId: string): boolean {
   const deleted = db.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId }).get();
   return deleted !== undefined;
+}
+
+/**
+ * Deletes the TOTP credential and swaps in the new recovery code hash, but only while the stored hash
+ * is still the one the code was verified against: of two requests with the same code, one wins.
+ */
+export function resetSecondFactors(db: Db, userId: string, verifiedHash: string, newHash: string): boolean {
+  return db.transaction((tx) => {
+    const swapped = tx
+      .update(users)
+      .set({ recoveryCodeHash: newHash })
+      .where(and(eq(users.id, userId), eq(users.recoveryCodeHash, verifiedHash)))
+      .returning({ id: users.id })
+      .get();
+    if (swapped === undefined) return false;
+    tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).run();
+    return true;
+  });
 }

@@ -2,11 +2,11 @@ import { Secret, TOTP } from 'otpauth';
 
 /** RFC 6238 as authenticator apps implement it: HMAC-SHA-1, 30-second steps. */
 const ALGORITHM = 'SHA1';
-export const PERIOD_SECONDS = 30;
-export const TOTP_DIGITS = 6;
+const PERIOD_SECONDS = 30;
+const TOTP_DIGITS = 6;
 /** Steps on either side of the current one that are still accepted, for clock drift. */
 const WINDOW = 1;
-export const KEY_BYTES = 20;
+const KEY_BYTES = 20;
 
 /**
  * Decodes a key given as standard padded base64 of exactly 20 bytes, else undefined.
