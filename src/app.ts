@@ -27,6 +27,6 @@ export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
 export type App = ReturnType<typeof createApp>;
 
 /** The full request path: credential, size limit and access log around the Elysia app. */
-export function createHandler(deps: Deps, secret: string, app: App = createApp(deps)) {
-  return createRequestHandler({ secret, log: deps.log, route: (request) => app.handle(request) });
+export function createHandler(deps: Deps, secret: string, app: App = createApp(deps), options: { docs?: boolean } = {}) {
+  return createRequestHandler({ secret, log: deps.log, route: (request) => app.handle(request), docs: options.docs !== false });
 }

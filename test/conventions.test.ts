@@ -66,6 +66,29 @@ describe('credential guard', () => {
     expect(res.json).toEqual({ status: 'ok' });
   });
 
+  test('only GET of the health check and the docs skips the credential', async () => {
+    for (const [method, path] of [['POST', '/health'], ['DELETE', '/docs'], ['GET', '/docs/nonexistent'], ['POST', '/docs/json']] as const) {
+      expectError(await h.call(method, path, { auth: null }), 401, 'NOT_AUTHENTICATED');
+    }
+    expect((await h.call('GET', '/docs/json', { auth: null })).status).toBe(200);
+    const withoutDocs = createHandler(h.deps, SECRET, createApp(h.deps, { docs: false }), { docs: false });
+    expect((await withoutDocs(new Request('http://localhost/docs'))).status).toBe(401);
+  });
+
+  test.each(['x', 'ab', 'abc', 'x:1'])('a short Host (%s) cannot route a public path to a private one', async (host) => {
+    const user = await h.createUser();
+    // Elysia looks for the path from index 11; with a short host that lands inside the query string.
+    for (const path of ['/health?/users', `/health?/users/${user.id}`]) {
+      const res = await h.handle(new Request(`http://${host}${path}`));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ok' });
+    }
+    const deleted = await h.handle(new Request(`http://${host}/health?/users/${user.id}`, { method: 'DELETE' }));
+    expectError({ status: deleted.status, json: await deleted.json() }, 401, 'NOT_AUTHENTICATED');
+    const own = await h.handle(new Request(`http://${host}/users/${user.id}`, { headers: { authorization: SECRET } }));
+    expect(((await own.json()) as { id: string }).id).toBe(user.id);
+  });
+
   test('an unknown path is 401 without the credential and 404 NOT_FOUND with it', async () => {
     expectError(await h.call('GET', '/no/such/path', { auth: null }), 401, 'NOT_AUTHENTICATED');
     expectError(await h.call('GET', '/no/such/path'), 404, 'NOT_FOUND');

@@ -119,4 +119,16 @@ describe('the serve process', () => {
     expect(((await list.json()) as { id: string }[]).map((u) => u.id)).toEqual(ids.slice(1).sort());
     expect(await second.stop()).toBe(0);
   });
+
+  test('a body far over the limit still gets our answers: 401 without the credential, 413 with it', async () => {
+    const server = await startServer({ dir: tempDir(), extraArgs: ['--secret', 'big-body-secret-0123456789'] });
+    const body = new Uint8Array(17 * 1024 * 1024);
+    const anonymous = await fetch(`${server.url}/users`, { method: 'POST', body });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ error: 'NOT_AUTHENTICATED' });
+    const authorized = await fetch(`${server.url}/users`, { method: 'POST', body, headers: { authorization: server.secret } });
+    expect(authorized.status).toBe(413);
+    expect(await authorized.json()).toEqual({ error: 'PAYLOAD_TOO_LARGE' });
+    expect(await server.stop()).toBe(0);
+  });
 });

@@ -42,9 +42,10 @@ export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    // Our own handler answers 413 with a JSON body; Bun's limit only stops absurd uploads.
-    maxRequestBodySize: 16 * 1024 * 1024,
-    fetch: createHandler(deps, secret, app),
+    // Bun would answer a body over its limit with an empty 413 before our handler runs, ahead of the
+    // credential check; our handler refuses by Content-Length and stops reading a stream at 64 KiB.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    fetch: createHandler(deps, secret, app, { docs: config.docs }),
   });
   const sweeper = startSweeper(deps);
   log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port });

@@ -12,9 +12,23 @@ const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}
 // Bun's one-shot hasher: a third of node:crypto's createHash cost, paid on every request.
 const sha256 = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
-/** Paths served without the credential (API.md §1). */
-const isPublicPath = (path: string): boolean =>
-  path === '/health' || path === '/docs' || path.startsWith('/docs/');
+/** What is served without the credential (API.md §1): the health check, and the docs while they are on. */
+function isPublic(method: string, path: string, docs: boolean): boolean {
+  if (method !== 'GET') return false;
+  if (path === '/health') return true;
+  return docs && (path === '/docs' || path === '/docs/json' || path.startsWith('/docs/assets/'));
+}
+
+/**
+ * Elysia finds the path by searching for '/' from index 11, assuming a host of four or more
+ * characters; with `Host: x` it would route `/health?/users` to `/users` after we checked `/health`.
+ * Such requests get a URL Elysia reads the same way we do.
+ */
+const ELYSIA_PATH_SEARCH_START = 11;
+function withRoutableUrl(request: Request, pathStart: number): Request {
+  if (pathStart < 0 || pathStart >= ELYSIA_PATH_SEARCH_START) return request;
+  return new Request(`http://localhost${request.url.slice(pathStart)}`, request);
+}
 
 /**
  * The outermost request handler: request id, credential, size limit and the access log line,
@@ -24,18 +38,22 @@ export function createRequestHandler(options: {
   secret: string;
   log: Logger;
   route: (request: Request) => Promise<Response> | Response;
+  docs: boolean;
 }): (request: Request) => Promise<Response> {
   const secretDigest = sha256(options.secret);
   const isAuthorized = (header: string | null) =>
     header !== null && timingSafeEqual(sha256(header), secretDigest);
 
-  return async (request) => {
+  return async (received) => {
     const started = performance.now();
+    const url = received.url;
+    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const path = pathOf(url, pathStart);
+    const request = withRoutableUrl(received, pathStart);
     const requestId = nextRequestId();
     setRequestId(request, requestId);
-    const path = pathOf(request.url);
     let response: Response;
-    if (!isPublicPath(path) && !isAuthorized(request.headers.get('authorization'))) {
+    if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
       response = errorResponse(401, 'NOT_AUTHENTICATED');
     } else if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
       response = errorResponse(413, 'PAYLOAD_TOO_LARGE');
@@ -54,8 +72,7 @@ export function createRequestHandler(options: {
   };
 }
 
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
+function pathOf(url: string, start: number): string {
   const query = url.indexOf('?', start);
   return start < 0 ? '/' : url.slice(start, query < 0 ? undefined : query);
 }
