@@ -11,11 +11,28 @@ const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
   gatehouse --version
 `;
 
+/** Commands other than serve take no arguments. */
+function noArguments(command: string, rest: string[]): void {
+  if (rest.length > 0) throw new UsageError(`${command} takes no arguments, got '${rest[0]}'`);
+}
+
+/** Start-up failures after the flags parsed (address in use, bad host, unwritable dir) are bad values too. */
+function startServing(args: string[]) {
+  const config = parseServeConfig(args, process.env);
+  try {
+    return serve(config);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(`cannot serve on ${config.host}:${config.port} with data in ${config.dir}: ${message.split('\n')[0]}`);
+  }
+}
+
 function main(args: string[]): void {
   const [command, ...rest] = args;
+  if (command !== undefined && command !== 'serve') noArguments(command, rest);
   switch (command) {
     case 'serve': {
-      const { stop } = serve(parseServeConfig(rest, process.env));
+      const { stop } = startServing(rest);
       let stopping = false;
       const shutdown = () => {
         if (stopping) return;

@@ -48,6 +48,8 @@ describe('bad arguments stop the program with exit code 2 and one line on stderr
     ['a missing value', ['serve', '--port']],
     ['an empty secret', ['serve', '--secret', '']],
     ['an unknown command', ['frobnicate']],
+    ['an argument after generate-secret', ['generate-secret', '--bogus']],
+    ['an argument after --version', ['--version', 'extra']],
     ['no command', []],
     ['a bad port in GATEHOUSE_PORT', ['serve'], { GATEHOUSE_PORT: 'abc' }],
     ['a bad mode in GATEHOUSE_PWNED_CHECK', ['serve'], { GATEHOUSE_PWNED_CHECK: 'maybe' }],
@@ -64,6 +66,24 @@ describe('bad arguments stop the program with exit code 2 and one line on stderr
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^gatehouse: [^\n]+\n$/);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test.each([
+    ['an address that is not one', ['--host', '999.999.1.1']],
+    ['a data directory that cannot be made', ['--dir', '/proc/gatehouse-cannot/data']],
+  ])('%s: exit code 2 and one line, no stack trace', async (_, flags) => {
+    const args = ['serve', '--port', '0', '--dir', join(tempDir(), 'data'), ...flags];
+    const result = await runToExit(args);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^gatehouse: cannot serve [^\n]+\n$/);
+  });
+
+  test('a port already in use: exit code 2 and one line naming the port', async () => {
+    const taken = await startServer({ dir: tempDir() });
+    const result = await runToExit(['serve', '--port', String(taken.port), '--dir', join(tempDir(), 'data')]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^gatehouse: cannot serve on 127\\.0\\.0\\.1:${taken.port} [^\n]+\n$`));
+    expect(await taken.stop()).toBe(0);
   });
 
   test('the message names the bad value', async () => {
