@@ -112,7 +112,7 @@ describe('online mode against the range API', () => {
     expect(logs).toEqual([]);
   });
 
-  test('caches answers per prefix', async () => {
+  test('caches the verdict of a password', async () => {
     const server = startServer({ breached: [BREACHED] });
     const { checker } = onlineChecker(server.url);
     expect(await checker.isBreached(BREACHED)).toBe(true);
@@ -129,7 +129,19 @@ describe('online mode against the range API', () => {
     expect(server.requests).toHaveLength(1);
   });
 
-  test('cache is bounded and evicts the oldest prefix', async () => {
+  test('answers are not kept whole: 2,000 full range answers leave little behind', async () => {
+    // A real answer lists ~800 breached suffixes; keeping each one would hold ~75 KB per prefix.
+    const fullAnswer = Array.from({ length: 800 }, (_, i) => `${i.toString(16).toUpperCase().padStart(35, '0')}:${i + 1}`).join('\r\n');
+    const fakeFetch = (async () => new Response(fullAnswer)) as unknown as typeof fetch;
+    const { checker } = onlineChecker('http://pwned.invalid', { fetch: fakeFetch });
+    Bun.gc(true);
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 2_000; i++) await checker.isBreached(`memory-${i}`);
+    Bun.gc(true);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  test('the cache is bounded and evicts the oldest verdict', async () => {
     const calls = new Map<string, number>();
     const fakeFetch = (async (input: string | URL | Request) => {
       const prefix = String(input).slice(-5);

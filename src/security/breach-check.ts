@@ -17,7 +17,8 @@ export interface BreachCheckOptions {
 export const DEFAULT_PWNED_API_URL = 'https://api.pwnedpasswords.com';
 
 const DEFAULT_TIMEOUT_MS = 2000;
-const MAX_CACHED_PREFIXES = 10_000;
+/** Verdicts, not whole range answers: a range answer is ~800 lines, a verdict is one hash and a flag. */
+const MAX_CACHED_VERDICTS = 10_000;
 const RANGE_LINE = /^([0-9A-F]{35}):(\d+)$/i;
 
 let commonPasswords: Set<string> | undefined;
@@ -48,20 +49,14 @@ function createOnlineChecker(options: BreachCheckOptions): BreachChecker {
   const baseUrl = options.apiBaseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.warn(message));
-  const cache = new PrefixCache(MAX_CACHED_PREFIXES);
+  const verdicts = new BoundedCache<boolean>(MAX_CACHED_VERDICTS);
   const inFlight = new Map<string, Promise<Set<string>>>();
 
+  /** Concurrent checks under one prefix share a request; the answer is dropped once they have it. */
   const breachedSuffixes = (prefix: string): Promise<Set<string>> => {
-    const cached = cache.get(prefix);
-    if (cached) return Promise.resolve(cached);
     const pending = inFlight.get(prefix);
     if (pending) return pending;
-    const query = queryRange(baseUrl, prefix, timeoutMs, options.fetch ?? fetch)
-      .then((suffixes) => {
-        cache.set(prefix, suffixes);
-        return suffixes;
-      })
-      .finally(() => inFlight.delete(prefix));
+    const query = queryRange(baseUrl, prefix, timeoutMs, options.fetch ?? fetch).finally(() => inFlight.delete(prefix));
     inFlight.set(prefix, query);
     return query;
   };
@@ -69,9 +64,12 @@ function createOnlineChecker(options: BreachCheckOptions): BreachChecker {
   return {
     async isBreached(password) {
       const hash = sha1Hex(password);
+      const cached = verdicts.get(hash);
+      if (cached !== undefined) return cached;
       try {
-        const suffixes = await breachedSuffixes(hash.slice(0, 5));
-        return suffixes.has(hash.slice(5));
+        const breached = (await breachedSuffixes(hash.slice(0, 5))).has(hash.slice(5));
+        verdicts.set(hash, breached);
+        return breached;
       } catch (error) {
         const reason = error instanceof RangeQueryError ? error.message : 'unexpected error';
         log(`breach check: Pwned Passwords API unavailable (${reason}); using bundled common-password list`);
@@ -129,19 +127,19 @@ function parseRangeBody(body: string): Set<string> {
   return suffixes;
 }
 
-/** Insertion-ordered map that evicts the oldest prefix once full. */
-class PrefixCache {
-  private readonly entries = new Map<string, Set<string>>();
+/** Insertion-ordered map that evicts the oldest entry once full. */
+class BoundedCache<V> {
+  private readonly entries = new Map<string, V>();
 
   constructor(private readonly maxEntries: number) {}
 
-  get(prefix: string): Set<string> | undefined {
-    return this.entries.get(prefix);
+  get(key: string): V | undefined {
+    return this.entries.get(key);
   }
 
-  set(prefix: string, suffixes: Set<string>): void {
-    this.entries.delete(prefix);
-    this.entries.set(prefix, suffixes);
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;
