@@ -222,6 +222,23 @@ describe('malformed bodies → 400 INVALID_DATA', () => {
   });
 });
 
+describe('lengths count characters, and a lone surrogate is no character', () => {
+  test('client_ip and email count code points; passwords, emails and client_ip with a lone surrogate are INVALID_DATA', async () => {
+    const h = createHarness();
+    const user = await h.createUser();
+    const verify = (body: Record<string, unknown>) => h.call('POST', `/users/${user.id}/verify-password`, { body: { password: STRONG_PASSWORD, ...body } });
+    expect((await verify({ client_ip: '😀'.repeat(40) })).status).toBe(204);
+    expectError(await verify({ client_ip: '😀'.repeat(65) }), 400, 'INVALID_DATA');
+    expectError(await verify({ client_ip: 'abc\ud800' }), 400, 'INVALID_DATA');
+    // Hashed as given, a lone surrogate would become U+FFFD and match any other one.
+    expectError(await verify({ password: 'abcdefg\ud800' }), 400, 'INVALID_DATA');
+    expectError(await h.call('POST', '/users', { body: { password: 'abcdefg\udbff' } }), 400, 'INVALID_DATA');
+    expect((await h.call('POST', '/users', { body: { password: STRONG_PASSWORD, email: `${'é'.repeat(240)}@x.co` } })).status).toBe(200);
+    expectError(await h.call('POST', '/users', { body: { password: STRONG_PASSWORD, email: `${'é'.repeat(251)}@x.co` } }), 400, 'INVALID_DATA');
+    expectError(await h.call('POST', '/users', { body: { password: STRONG_PASSWORD, email: 'a\ud800@x.co' } }), 400, 'INVALID_DATA');
+  });
+});
+
 describe('client_ip "" and null mean absent', () => {
   test.each([
     ['""', ''],

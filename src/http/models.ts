@@ -9,19 +9,26 @@ const codePointLength = (value: string): number => {
   return n;
 };
 
+/**
+ * A lone surrogate is not a character: it cannot be encoded, so hashing or storing it would silently
+ * turn it into U+FFFD and make different inputs equal. Such strings are INVALID_DATA everywhere.
+ */
 const isValidPassword = (value: string): boolean => {
   const n = codePointLength(value);
-  return n >= 8 && n <= 127;
+  return value.isWellFormed() && n >= 8 && n <= 127;
 };
 
 function isValidEmail(value: string): boolean {
-  if (value.length >= 256 || value.trim() !== value) return false;
+  if (!value.isWellFormed() || codePointLength(value) >= 256 || value.trim() !== value) return false;
   const at = value.lastIndexOf('@');
   return at >= 0 && value.slice(at + 1).includes('.');
 }
 
+const isValidClientIp = (value: string): boolean => value.isWellFormed() && codePointLength(value) <= 64;
+
 FormatRegistry.Set('gatehouse-password', isValidPassword);
 FormatRegistry.Set('gatehouse-email', isValidEmail);
+FormatRegistry.Set('gatehouse-client-ip', isValidClientIp);
 
 export const passwordField = (description = 'A password') =>
   t.String({
@@ -39,7 +46,7 @@ export const Email = t.String({
 
 /** `""` and `null` mean absent (API.md §1). */
 export const ClientIp = t.Optional(
-  t.Union([t.String({ maxLength: 64 }), t.Null()], {
+  t.Union([t.String({ format: 'gatehouse-client-ip', description: 'At most 64 characters' }), t.Null()], {
     description: 'The end user\'s address; when present the call spends a token of that address\'s rate limit',
     examples: ['203.0.113.7'],
   }),
