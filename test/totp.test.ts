@@ -102,6 +102,18 @@ describe('register-totp', () => {
 });
 
 describe('verify-2fa/totp', () => {
+  test('re-registering the same key with an older code does not reopen a step already accepted', async () => {
+    const s = await setup();
+    expect((await s.register()).status).toBe(200);
+    const next = s.code(1);
+    expect((await s.verify({ code: next })).status).toBe(204);
+    expect((await s.register({ key: KEY, code: s.code(-1) })).status).toBe(200);
+    expectError(await s.verify({ code: next }), 400, 'INCORRECT_CODE');
+    // A new key starts afresh from its own registering step.
+    expect((await s.register({ key: OTHER_KEY, code: s.code(-1, OTHER_KEY) })).status).toBe(200);
+    expect((await s.verify({ code: s.code(0, OTHER_KEY) })).status).toBe(204);
+  });
+
   test('accepts the codes of one step before and after now, not two', async () => {
     const s = await setup();
     await s.register();

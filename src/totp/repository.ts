@@ -1,4 +1,4 @@
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { totpCredentials, users, type TotpCredentialRow } from '../db/schema';
@@ -12,8 +12,14 @@ export const findTotpCredential = (db: Db, userId: string): TotpCredentialRow | 
  */
 export function saveTotpCredential(db: Db, row: TotpCredentialRow): boolean {
   const { userId: _, ...replacement } = row;
+  // Re-registering the same key must not reopen steps it already accepted (say, with the previous step's code).
+  const lastUsedStep = sql`case when ${totpCredentials.key} = excluded.key
+    then max(${totpCredentials.lastUsedStep}, excluded.last_used_step) else excluded.last_used_step end`;
   try {
-    db.insert(totpCredentials).values(row).onConflictDoUpdate({ target: totpCredentials.userId, set: replacement }).run();
+    db.insert(totpCredentials)
+      .values(row)
+      .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep } })
+      .run();
     return true;
   } catch (error) {
     if (isForeignKeyViolation(error)) return false;
