@@ -54,9 +54,9 @@ export function createRequestHandler(options: {
     setRequestId(request, requestId);
     let response: Response;
     if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
-      response = errorResponse(401, 'NOT_AUTHENTICATED');
+      response = refuseUnread(request, 401, 'NOT_AUTHENTICATED');
     } else if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
-      response = errorResponse(413, 'PAYLOAD_TOO_LARGE');
+      response = refuseUnread(request, 413, 'PAYLOAD_TOO_LARGE');
     } else {
       response = await options.route(request);
     }
@@ -70,6 +70,11 @@ export function createRequestHandler(options: {
     });
     return response;
   };
+}
+
+/** Refused before its body was read: closing the connection stops a client still uploading it. */
+function refuseUnread(request: Request, status: number, errorCode: string): Response {
+  return errorResponse(status, errorCode, request.body === null ? {} : { connection: 'close' });
 }
 
 function pathOf(url: string, start: number): string {
