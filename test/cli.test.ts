@@ -47,6 +47,7 @@ describe('bad arguments stop the program with exit code 2 and one line on stderr
     ['a non-http --pwned-api-url', ['serve', '--pwned-api-url', 'ftp://example.com']],
     ['a missing value', ['serve', '--port']],
     ['an empty secret', ['serve', '--secret', '']],
+    ['a secret with surrounding spaces', ['serve', '--secret', ' padded-secret-0123456789 ']],
     ['an unknown command', ['frobnicate']],
     ['an argument after generate-secret', ['generate-secret', '--bogus']],
     ['an argument after --version', ['--version', 'extra']],

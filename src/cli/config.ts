@@ -49,7 +49,7 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     port: parsePort(values.port ?? '4000'),
     host: nonEmpty('host', values.host ?? '127.0.0.1'),
     dir: nonEmpty('dir', values.dir ?? './gatehouse_data'),
-    secret: values.secret === undefined ? null : nonEmpty('secret', values.secret),
+    secret: values.secret === undefined ? null : parseSecret(values.secret),
     pwnedCheck: parseMode(values['pwned-check'] ?? 'online'),
     pwnedApiUrl: parseUrl(values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
     docs,
@@ -71,6 +71,13 @@ function parseUrl(value: string): string {
   if (!/^https?:\/\/[^\s]+$/.test(value) || !URL.canParse(value)) {
     throw new UsageError(`invalid --pwned-api-url '${value}': expected an http(s) URL`);
   }
+  return value;
+}
+
+/** HTTP strips spaces around a header value, so a secret with them could never match. */
+function parseSecret(value: string): string {
+  nonEmpty('secret', value);
+  if (value.trim() !== value) throw new UsageError('--secret must not start or end with whitespace');
   return value;
 }
 
