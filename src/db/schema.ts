@@ -22,16 +22,26 @@ export const counters = sqliteTable('counters', {
   value: integer('value').notNull().default(0),
 });
 
-export const emailVerificationRequests = sqliteTable('email_verification_requests', {
-  userId: text('user_id')
-    .primaryKey()
-    .references(() => users.id, { onDelete: 'cascade' }),
+/** What every code-carrying request has: when it was made, when it lapses, and its wrong codes so far. */
+const requestLifetimeColumns = () => ({
   createdAt: integer('created_at').notNull(),
   expiresAt: integer('expires_at').notNull(),
-  // Returned by GET (API.md §3), so it is kept as issued rather than hashed.
-  code: text('code').notNull(),
   failedAttempts: integer('failed_attempts').notNull().default(0),
 });
+
+export const emailVerificationRequests = sqliteTable(
+  'email_verification_requests',
+  {
+    userId: text('user_id')
+      .primaryKey()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    ...requestLifetimeColumns(),
+    // Returned by GET (API.md §3), so it is kept as issued rather than hashed.
+    code: text('code').notNull(),
+  },
+  // The sweep looks for expired rows; without this it would scan every pending request.
+  (table) => [index('email_verification_requests_expires').on(table.expiresAt)],
+);
 
 export const emailUpdateRequests = sqliteTable(
   'email_update_requests',
@@ -40,11 +50,9 @@ export const emailUpdateRequests = sqliteTable(
     userId: text('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    createdAt: integer('created_at').notNull(),
-    expiresAt: integer('expires_at').notNull(),
+    ...requestLifetimeColumns(),
     email: text('email').notNull(),
     code: text('code').notNull(),
-    failedAttempts: integer('failed_attempts').notNull().default(0),
   },
   (table) => [
     index('email_update_requests_user').on(table.userId, table.createdAt, table.id),
@@ -60,11 +68,9 @@ export const passwordResetRequests = sqliteTable(
     userId: text('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    createdAt: integer('created_at').notNull(),
-    expiresAt: integer('expires_at').notNull(),
+    ...requestLifetimeColumns(),
     codeHash: text('code_hash').notNull(),
     emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
-    failedAttempts: integer('failed_attempts').notNull().default(0),
   },
   (table) => [
     index('password_reset_requests_user').on(table.userId, table.createdAt, table.id),

@@ -1,0 +1,1 @@
+CREATE INDEX `email_verification_requests_expires` ON `email_verification_requests` (`expires_at`);
