@@ -5,12 +5,7 @@ import { emailUpdateRequests as requests, passwordResetRequests, users, type Ema
 import type { AttemptCountedRows } from '../security/code-attempts';
 import { generateId, generateOneTimeCode } from '../security/random';
 
-export const updateCounter: AttemptCountedRows = {
-  table: requests,
-  key: requests.id,
-  failedAttempts: requests.failedAttempts,
-  expiresAt: requests.expiresAt,
-};
+export const updateCounter: AttemptCountedRows = { table: requests, key: requests.id };
 
 const live = (id: string, now: number) => and(eq(requests.id, id), isLive(requests.expiresAt, now));
 

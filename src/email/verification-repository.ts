@@ -5,12 +5,7 @@ import { emailVerificationRequests as requests, users, type EmailVerificationReq
 import type { AttemptCountedRows } from '../security/code-attempts';
 import { generateOneTimeCode } from '../security/random';
 
-export const verificationCounter: AttemptCountedRows = {
-  table: requests,
-  key: requests.userId,
-  failedAttempts: requests.failedAttempts,
-  expiresAt: requests.expiresAt,
-};
+export const verificationCounter: AttemptCountedRows = { table: requests, key: requests.userId };
 
 const liveFor = (userId: string, now: number) => and(eq(requests.userId, userId), isLive(requests.expiresAt, now));
 

@@ -4,12 +4,7 @@ import { isLive } from '../db/request-lifetime';
 import { passwordResetRequests as resets, users, type PasswordResetRequestRow } from '../db/schema';
 import { recordWrongCode, type AttemptCountedRows, type WrongCodeOutcome } from '../security/code-attempts';
 
-const resetCounter: AttemptCountedRows = {
-  table: resets,
-  key: resets.id,
-  failedAttempts: resets.failedAttempts,
-  expiresAt: resets.expiresAt,
-};
+const resetCounter: AttemptCountedRows = { table: resets, key: resets.id };
 
 const live = (nowSeconds: number) => isLive(resets.expiresAt, nowSeconds);
 

@@ -7,12 +7,10 @@ import { constantTimeEqual, normalizeCode } from './random';
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
 const MAX_WRONG_CODES = 5;
 
-/** A request table whose rows carry a wrong-code counter and an expiry, and the column that names one row. */
+/** A request table (its rows carry a wrong-code counter and an expiry), and the column that names one row. */
 export interface AttemptCountedRows {
-  table: SQLiteTable;
+  table: SQLiteTable & { failedAttempts: SQLiteColumn; expiresAt: SQLiteColumn };
   key: SQLiteColumn;
-  failedAttempts: SQLiteColumn;
-  expiresAt: SQLiteColumn;
 }
 
 /** Case-insensitive, constant-time. */
@@ -27,12 +25,12 @@ export type WrongCodeOutcome = 'counted' | 'invalidated' | 'gone';
  * in one transaction: parallel wrong codes can never get more than five tries.
  */
 export function recordWrongCode(db: Db, rows: AttemptCountedRows, id: string, nowSeconds: number): WrongCodeOutcome {
-  const counter = sql.identifier(rows.failedAttempts.name);
+  const counter = sql.identifier(rows.table.failedAttempts.name);
   return db.transaction((tx) => {
     // all(), not get(): on raw SQL drizzle's get() answers an array of values, not a named row.
     const [counted] = tx.all<{ attempts: number }>(
       sql`update ${rows.table} set ${counter} = ${counter} + 1
-          where ${rows.key} = ${id} and ${counter} < ${MAX_WRONG_CODES} and ${isLive(rows.expiresAt, nowSeconds)}
+          where ${rows.key} = ${id} and ${counter} < ${MAX_WRONG_CODES} and ${isLive(rows.table.expiresAt, nowSeconds)}
           returning ${counter} as attempts`,
     );
     if (counted === undefined) return 'gone';
