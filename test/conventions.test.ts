@@ -71,7 +71,7 @@ describe('credential guard', () => {
       expectError(await h.call(method, path, { auth: null }), 401, 'NOT_AUTHENTICATED');
     }
     expect((await h.call('GET', '/docs/json', { auth: null })).status).toBe(200);
-    const withoutDocs = createHandler(h.deps, SECRET, createApp(h.deps, { docs: false }), { docs: false });
+    const withoutDocs = createHandler(createApp(h.services, { log: h.platform.log, docs: false }), { secret: SECRET, log: h.platform.log, docs: false });
     expect((await withoutDocs(new Request('http://localhost/docs'))).status).toBe(401);
   });
 
@@ -330,10 +330,10 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
 
   test('a response that breaks its own schema is UNKNOWN_ERROR, not the caller\'s INVALID_DATA', async () => {
     const h = createHarness();
-    const app = createApp(h.deps).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
+    const app = createApp(h.services, { log: h.platform.log }).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
       response: { 200: t.Object({ name: t.String() }) },
     });
-    const response = await createHandler(h.deps, SECRET, app as unknown as App)(
+    const response = await createHandler(app as unknown as App, { secret: SECRET, log: h.platform.log })(
       new Request('http://localhost/broken', { headers: { authorization: SECRET } }),
     );
     expect(response.status).toBe(500);
@@ -345,19 +345,20 @@ describe('Retry-After on every TOO_MANY_REQUESTS', () => {
   test('each endpoint that takes client_ip answers TOO_MANY_REQUESTS with Retry-After', async () => {
     const h = createHarness();
     const user = await h.createUser();
-    const calls: [string, Record<string, unknown>][] = [
-      ['/users', { password: WEAK_PASSWORD }],
-      [`/users/${user.id}/verify-password`, { password: 'wrong password' }],
-      [`/users/${user.id}/update-password`, { password: 'wrong password', new_password: WEAK_PASSWORD }],
-      ['/authenticate/password', { email: 'nobody@example.com', password: 'wrong password' }],
+    // Five wrong passwords also put the address in a 15-minute login block: the longer wait wins (API.md §2).
+    const calls: [string, Record<string, unknown>, string][] = [
+      ['/users', { password: WEAK_PASSWORD }, '10'],
+      [`/users/${user.id}/verify-password`, { password: 'wrong password' }, '900'],
+      [`/users/${user.id}/update-password`, { password: 'wrong password', new_password: WEAK_PASSWORD }, '10'],
+      ['/authenticate/password', { email: 'nobody@example.com', password: 'wrong password' }, '900'],
     ];
-    for (const [index, [path, body]] of calls.entries()) {
+    for (const [index, [path, body, retryAfter]] of calls.entries()) {
       // One address per endpoint: wrong passwords from one address would also trip the login block.
       const ip = `198.51.100.${20 + index}`;
       for (let i = 0; i < 5; i++) expect((await h.call('POST', path, { body: { ...body, client_ip: ip } })).json.error).not.toBe('TOO_MANY_REQUESTS');
       const limited = await h.call('POST', path, { body: { ...body, client_ip: ip } });
       expectError(limited, 400, 'TOO_MANY_REQUESTS');
-      expect(limited.headers.get('retry-after')).toBe('10');
+      expect(limited.headers.get('retry-after')).toBe(retryAfter);
       expect(limited.text).toBe('{"error":"TOO_MANY_REQUESTS"}');
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { createApp } from '../src/app';
-import { ERROR_STATUS, type ErrorCode } from '../src/http/docs';
+import { ERROR_STATUS, type ErrorCode } from '../src/errors';
 import { createHarness } from './support/harness';
 
 const h = createHarness();
@@ -79,7 +79,7 @@ describe('docs page', () => {
   });
 
   test('can be switched off', async () => {
-    const handle = createApp(h.deps, { docs: false });
+    const handle = createApp(h.services, { log: h.platform.log, docs: false });
     const response = await handle.handle(new Request('http://localhost/docs'));
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ error: 'NOT_FOUND' });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { emailUpdateRequests, passwordResetRequests } from '../src/db/schema';
-import { generateId, sha256Hex } from '../src/security/random';
+import { sha256Hex } from '../src/security/digest';
+import { generateId } from '../src/security/random';
 import { createHarness, expectError, type Harness } from './support/harness';
 
 const MINUTE = 60_000;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { sha256Hex } from '../src/security/random';
+import { sha256Hex } from '../src/security/digest';
 import { createHarness, expectError, STRONG_PASSWORD, WEAK_PASSWORD, type Harness } from './support/harness';
 
 const NEW_PASSWORD = 'a brand new passphrase 2';

@@ -1,10 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import {
-  FailureLockout,
-  SlidingWindowLimiter,
-  TokenBucketLimiter,
-  createRateLimits,
-} from '../src/security/rate-limit';
+import { FailureLockout, SlidingWindowLimiter, TokenBucketLimiter } from '../src/security/limiters';
+import { createRateLimits } from '../src/security/rate-limit';
 import { addressKey } from '../src/security/address-key';
 
 const SECOND = 1000;
@@ -286,32 +282,32 @@ describe('addressKey', () => {
 });
 
 describe('createRateLimits', () => {
-  test('applies the API.md §5 rules', () => {
+  test('applies the API.md §5 rules', async () => {
     const { time, clock } = fakeClock();
     const limits = createRateLimits(clock);
-    for (let i = 0; i < 5; i++) expect(limits.address.consume('ip').ok).toBe(true);
-    expect(limits.address.consume('ip')).toEqual(refusedFor(10));
+    for (let i = 0; i < 5; i++) expect((await limits.address.consume('ip')).ok).toBe(true);
+    expect(await limits.address.consume('ip')).toEqual(refusedFor(10));
     for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) {
-      for (let i = 0; i < 3; i++) expect(window.hit('u').ok).toBe(true);
-      expect(window.hit('u')).toEqual(refusedFor(15 * 60));
+      for (let i = 0; i < 3; i++) expect((await window.hit('u')).ok).toBe(true);
+      expect(await window.hit('u')).toEqual(refusedFor(15 * 60));
     }
     const lockouts = [limits.loginBlock, limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify];
     for (const lockout of lockouts) {
-      for (let i = 0; i < 4; i++) lockout.recordFailure('u');
-      expect(lockout.check('u').ok).toBe(true);
-      lockout.recordFailure('u');
-      expect(lockout.check('u')).toEqual(refusedFor(15 * 60));
+      for (let i = 0; i < 4; i++) await lockout.recordFailure('u');
+      expect((await lockout.check('u')).ok).toBe(true);
+      await lockout.recordFailure('u');
+      expect(await lockout.check('u')).toEqual(refusedFor(15 * 60));
     }
     time.now += 15 * MINUTE;
-    expect(lockouts.every((lockout) => lockout.check('u').ok)).toBe(true);
+    expect((await Promise.all(lockouts.map((lockout) => lockout.check('u')))).every((result) => result.ok)).toBe(true);
   });
 
-  test('the limiters are separate instances', () => {
+  test('the limiters are separate instances', async () => {
     const { clock } = fakeClock();
     const limits = createRateLimits(clock);
-    for (let i = 0; i < 5; i++) limits.totpVerify.recordFailure('u');
-    expect(limits.totpRegister.check('u').ok).toBe(true);
-    for (let i = 0; i < 3; i++) limits.emailVerificationRequests.hit('u');
-    expect(limits.emailUpdateRequests.hit('u').ok).toBe(true);
+    for (let i = 0; i < 5; i++) await limits.totpVerify.recordFailure('u');
+    expect((await limits.totpRegister.check('u')).ok).toBe(true);
+    for (let i = 0; i < 3; i++) await limits.emailVerificationRequests.hit('u');
+    expect((await limits.emailUpdateRequests.hit('u')).ok).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { openDatabase, type Db } from '../src/db/client';
-import { startSweeper, sweepExpired, SWEEP_BATCH_SIZE } from '../src/maintenance/sweep';
+import { startSweeper, sweepExpired as sweepStore, SWEEP_BATCH_SIZE, type SweepOptions } from '../src/code-requests/service';
+import { sqliteCodeRequestStore } from '../src/code-requests/store';
 import { createHarness } from './support/harness';
 
 const START_MS = Date.UTC(2026, 0, 1);
@@ -42,11 +43,15 @@ const waitUntil = async (condition: () => boolean, timeoutMs = 2000) => {
   }
 };
 
+const sweepExpired = (db: Db, nowMs: number, options?: SweepOptions) => sweepStore(sqliteCodeRequestStore(db), nowMs, options);
+const sweeperOf = (h: ReturnType<typeof createHarness>, intervalMs: number) =>
+  startSweeper({ store: h.stores.codeRequests, clock: h.deps.clock, log: h.deps.log }, intervalMs);
+
 /** One turn of the event loop, the same step the sweeper takes between batches. */
 const nextTick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('sweepExpired', () => {
-  test('deletes rows with expires_at <= now from all three request tables and keeps live ones', () => {
+  test('deletes rows with expires_at <= now from all three request tables and keeps live ones', async () => {
     const db = openDatabase(null);
     for (const id of ['expired', 'boundary', 'live']) insertUser(db, id);
     insertEmailRequests(db, 'expired', NOW_S - 1);
@@ -56,24 +61,24 @@ describe('sweepExpired', () => {
     insertResetRequests(db, 'boundary', NOW_S, 2);
     insertResetRequests(db, 'live', NOW_S + 1, 4);
 
-    expect(sweepExpired(db, START_MS)).toBe(5 + 2 * 2);
+    expect(await sweepExpired(db, START_MS)).toBe(5 + 2 * 2);
     expect(countOf(db, 'password_reset_requests')).toBe(4);
     expect(countOf(db, 'email_verification_requests')).toBe(1);
     expect(countOf(db, 'email_update_requests')).toBe(1);
     const left = db.$client.query('select distinct user_id from password_reset_requests').all() as { user_id: string }[];
     expect(left).toEqual([{ user_id: 'live' }]);
-    expect(sweepExpired(db, START_MS)).toBe(0);
-    expect(sweepExpired(db, START_MS + 1000)).toBe(6); // the rest expire a second later
+    expect(await sweepExpired(db, START_MS)).toBe(0);
+    expect(await sweepExpired(db, START_MS + 1000)).toBe(6); // the rest expire a second later
   });
 
-  test('works in batches: maxBatches bounds one call, and the next call continues', () => {
+  test('works in batches: maxBatches bounds one call, and the next call continues', async () => {
     const db = openDatabase(null);
     insertUser(db, 'u');
     insertResetRequests(db, 'u', NOW_S - 1, 2 * SWEEP_BATCH_SIZE + 200);
-    expect(sweepExpired(db, START_MS, { maxBatches: 1 })).toBe(SWEEP_BATCH_SIZE);
+    expect(await sweepExpired(db, START_MS, { maxBatches: 1 })).toBe(SWEEP_BATCH_SIZE);
     expect(countOf(db, 'password_reset_requests')).toBe(SWEEP_BATCH_SIZE + 200);
-    expect(sweepExpired(db, START_MS, { batchSize: 50, maxBatches: 3 })).toBe(150);
-    expect(sweepExpired(db, START_MS)).toBe(SWEEP_BATCH_SIZE + 50);
+    expect(await sweepExpired(db, START_MS, { batchSize: 50, maxBatches: 3 })).toBe(150);
+    expect(await sweepExpired(db, START_MS)).toBe(SWEEP_BATCH_SIZE + 50);
     expect(countOf(db, 'password_reset_requests')).toBe(0);
   });
 });
@@ -85,7 +90,7 @@ describe('startSweeper', () => {
     const live = (await h.call('POST', `/users/${user.id}/password-reset-requests`, { body: {} })).json;
     insertResetRequests(h.deps.db, user.id, NOW_S, 1, 'first');
     const sweeps = () => h.logs.filter((line) => line.message === 'swept expired requests').length;
-    const sweeper = startSweeper(h.deps, 10);
+    const sweeper = sweeperOf(h, 10);
     try {
       await waitUntil(() => sweeps() === 1);
       expect(countOf(h.deps.db, 'password_reset_requests')).toBe(1);
@@ -106,7 +111,7 @@ describe('startSweeper', () => {
     const db = openDatabase(null);
     db.$client.close();
     const logs: Record<string, unknown>[] = [];
-    const sweeper = startSweeper({ db, clock: () => START_MS, log: (line) => logs.push(line) }, 5);
+    const sweeper = startSweeper({ store: sqliteCodeRequestStore(db), clock: () => START_MS, log: (line) => logs.push(line) }, 5);
     try {
       await waitUntil(() => logs.filter((line) => line.level === 'error').length >= 2);
     } finally {
@@ -124,7 +129,7 @@ describe('startSweeper', () => {
     const seen = new Set<number>();
     let createdId = '';
 
-    const sweeper = startSweeper(h.deps, 1);
+    const sweeper = sweeperOf(h, 1);
     try {
       while (expired() === total) await nextTick();
       const [read, created] = await Promise.all([

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { encodeTotpKey, generateTotpCode, matchingStep, parseTotpKey, timeStep } from '../src/totp/codes';
+import { encodeTotpKey, generateTotpCode, matchingStep, parseTotpKey, timeStep } from '../src/security/totp';
 
 /** RFC 6238 Appendix B, SHA-1 column: the key is the ASCII string "12345678901234567890". */
 const RFC_KEY = new TextEncoder().encode('12345678901234567890');

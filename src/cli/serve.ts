@@ -1,22 +1,21 @@
-import { createApp, createHandler } from '../app';
+import { createApp, createHandler, createServices, type Platform } from '../app';
+import { startSweeper } from '../code-requests/service';
 import { openDatabase } from '../db/client';
-import type { Deps } from '../deps';
 import { type Logger, stdoutLogger } from '../http/log';
 import { createBreachChecker } from '../security/breach-check';
 import { systemClock } from '../security/clock';
 import { PasswordHasher } from '../security/password-hash';
 import { createRateLimits } from '../security/rate-limit';
-import { startSweeper } from '../maintenance/sweep';
+import { sqliteStores } from '../stores';
 import type { ServeConfig } from './config';
 import { loadOrCreateSecret } from './secret';
 
 /** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
 const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
 
-function buildDeps(config: ServeConfig, log: Logger): Deps {
+function buildPlatform(config: ServeConfig, log: Logger): Platform {
   const clock = systemClock;
   return {
-    db: openDatabase(config.dir),
     clock,
     breach: createBreachChecker({
       mode: config.pwnedCheck,
@@ -31,28 +30,30 @@ function buildDeps(config: ServeConfig, log: Logger): Deps {
 
 /** Starts serving and resolves to a `stop` that drains requests in flight and closes the database. */
 export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
-  const deps = buildDeps(config, log);
+  const platform = buildPlatform(config, log);
+  const db = openDatabase(config.dir);
+  const stores = sqliteStores(db);
   let secret = config.secret;
   if (secret === null) {
     const stored = loadOrCreateSecret(config.dir);
     secret = stored.secret;
     log({ level: 'info', message: `${stored.created ? 'generated a new secret in' : 'using the secret in'} ${stored.path}` });
   }
-  const app = createApp(deps, { docs: config.docs });
+  const app = createApp(createServices(stores, platform), { log, docs: config.docs });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
     // Bun would answer a body over its limit with an empty 413 before our handler runs, ahead of the
     // credential check; our handler refuses by Content-Length and stops reading a stream at 64 KiB.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: createHandler(deps, secret, app, { docs: config.docs }),
+    fetch: createHandler(app, { secret, log, docs: config.docs }),
   });
-  const sweeper = startSweeper(deps);
+  const sweeper = startSweeper({ store: stores.codeRequests, clock: platform.clock, log });
   log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port });
   const stop = async () => {
     sweeper.stop();
     await server.stop(false);
-    deps.db.$client.close();
+    db.$client.close();
   };
-  return { server, stop, deps };
+  return { server, stop, db, platform };
 }

@@ -1,7 +1,13 @@
-/** bun:sqlite reports a constraint failure only in the message text. */
-export const isUniqueViolation = (error: unknown): boolean =>
-  error instanceof Error && /UNIQUE constraint failed/.test(error.message);
+import { SQLiteError } from 'bun:sqlite';
 
-/** A row that references a user deleted since the route loaded it. */
-export const isForeignKeyViolation = (error: unknown): boolean =>
-  error instanceof Error && /FOREIGN KEY constraint failed/.test(error.message);
+/** The SQLite error behind a failed statement: Drizzle wraps it in its own error as `cause`. */
+function sqliteErrorOf(error: unknown): SQLiteError | undefined {
+  if (error instanceof SQLiteError) return error;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof SQLiteError ? cause : undefined;
+}
+
+export const isUniqueViolation = (error: unknown): boolean => sqliteErrorOf(error)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+
+/** A row that references a user deleted since the service loaded it. */
+export const isForeignKeyViolation = (error: unknown): boolean => sqliteErrorOf(error)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';

@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
-import { AppError, errorResponse } from './errors';
+import { AppError } from '../errors';
+import { errorResponse } from './responses';
 import { type Logger, requestIdOf } from './log';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -44,7 +45,7 @@ async function readTextCapped(request: Request): Promise<string> {
   let size = 0;
   for await (const chunk of request.body) {
     size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE');
+    if (size > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE');
     chunks.push(chunk);
   }
   return new TextDecoder().decode(Buffer.concat(chunks));
@@ -60,14 +61,14 @@ export function httpConventions(log: Logger) {
       if (error instanceof AppError) {
         const headers: Record<string, string> = {};
         if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-        return errorResponse(error.status, error.errorCode, headers);
+        return errorResponse(error.errorCode, headers);
       }
       // A response that fails its own schema is our bug, not the caller's bad data.
       const isResponseCheck = code === 'VALIDATION' && (error as { type?: string }).type === 'response';
-      if ((code === 'VALIDATION' && !isResponseCheck) || code === 'PARSE') return errorResponse(400, 'INVALID_DATA');
-      if (code === 'NOT_FOUND') return errorResponse(404, 'NOT_FOUND');
+      if ((code === 'VALIDATION' && !isResponseCheck) || code === 'PARSE') return errorResponse('INVALID_DATA');
+      if (code === 'NOT_FOUND') return errorResponse('NOT_FOUND');
       const err = error instanceof Error ? error : new Error(String(error));
       log({ level: 'error', request_id: requestIdOf(request), error: err.name, stack: err.stack });
-      return errorResponse(500, 'UNKNOWN_ERROR');
+      return errorResponse('UNKNOWN_ERROR');
     });
 }

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import { errorResponse } from './errors';
+import type { ErrorCode } from '../errors';
+import { errorResponse } from './responses';
 import { MAX_BODY_BYTES } from './conventions';
 import { type Logger, setRequestId } from './log';
 import { generateId } from '../security/random';
@@ -54,9 +55,9 @@ export function createRequestHandler(options: {
     setRequestId(request, requestId);
     let response: Response;
     if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
-      response = refuseUnread(request, 401, 'NOT_AUTHENTICATED');
+      response = refuseUnread(request, 'NOT_AUTHENTICATED');
     } else if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
-      response = refuseUnread(request, 413, 'PAYLOAD_TOO_LARGE');
+      response = refuseUnread(request, 'PAYLOAD_TOO_LARGE');
     } else {
       response = await options.route(request);
     }
@@ -73,8 +74,8 @@ export function createRequestHandler(options: {
 }
 
 /** Refused before its body was read: closing the connection stops a client still uploading it. */
-function refuseUnread(request: Request, status: number, errorCode: string): Response {
-  return errorResponse(status, errorCode, request.body === null ? {} : { connection: 'close' });
+function refuseUnread(request: Request, errorCode: ErrorCode): Response {
+  return errorResponse(errorCode, request.body === null ? {} : { connection: 'close' });
 }
 
 function pathOf(url: string, start: number): string {

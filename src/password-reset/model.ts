@@ -1,6 +1,8 @@
 import { t } from 'elysia';
-import type { PasswordResetRequestRow } from '../db/schema';
-import { ClientIp, OneTimeCode, passwordField, unixSeconds } from '../http/models';
+import { ClientIp, OneTimeCode, passwordField, unixSeconds } from '../http/fields';
+import type { ResetRequestRecord } from './store';
+
+export const TAG = 'Password reset';
 
 export const PasswordResetRequest = t.Object({
   id: t.String({ examples: ['k3m9x7gq2d4a8rfe3hn5pjc6'] }),
@@ -19,7 +21,10 @@ export const CreatedPasswordResetRequest = t.Composite([
   }),
 ]);
 
-export const toResetRequestView = (row: Pick<PasswordResetRequestRow, 'id' | 'userId' | 'createdAt' | 'expiresAt'>) => ({
+export type ResetRequestView = typeof PasswordResetRequest.static;
+export type CreatedResetRequestView = typeof CreatedPasswordResetRequest.static;
+
+export const toResetRequestView = (row: Pick<ResetRequestRecord, 'id' | 'userId' | 'createdAt' | 'expiresAt'>): ResetRequestView => ({
   id: row.id,
   user_id: row.userId,
   created_at: row.createdAt,

@@ -1,40 +1,36 @@
 import { Elysia, t } from 'elysia';
-import type { Deps } from '../deps';
-import { documented, noContent } from '../http/docs';
-import { invalidData } from '../http/errors';
-import { pathResource, pathUser } from '../http/guards';
-import { presentClientIp } from '../http/models';
-import { nowSeconds } from '../security/clock';
-import type { UserQueries } from '../users/repository';
+import { AppError } from '../errors';
+import { presentClientIp } from '../http/fields';
+import { documented } from '../http/openapi';
+import { pathResource } from '../http/path-resource';
+import { noContent } from '../http/responses';
+import type { FindUser } from '../users/service';
 import {
   CreatedPasswordResetRequest,
   CreateResetRequestBody,
   PasswordResetRequest,
   ResetPasswordBody,
+  TAG,
   toResetRequestView,
   VerifyResetEmailBody,
 } from './model';
-import { resetRequestQueries } from './repository';
-import { createResetRequest, resetPassword, verifyResetEmail } from './service';
+import type { PasswordResetService } from './service';
 
-const TAG = 'Password reset';
 
 /**
  * Elysia's normaliser turns a body that is not an object into `{}` when every field of the schema is
  * optional, so such a body would pass; this runs before it, after the path's 404 check.
  */
 const requireObjectBody = ({ body }: { body: unknown }) => {
-  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw invalidData();
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new AppError('INVALID_DATA');
 };
 
-export function passwordResetRoutes(deps: Deps, users: UserQueries) {
-  const requests = resetRequestQueries(deps.db);
-
+export function passwordResetRoutes(resets: PasswordResetService, findUser: FindUser) {
   const ofUser = new Elysia()
-    .use(pathUser(users.findRow))
+    .use(pathResource('user', findUser))
     .post(
       '/users/:id/password-reset-requests',
-      ({ body, user }) => createResetRequest(deps, requests, user.id, presentClientIp(body.client_ip)),
+      ({ body, user }) => resets.create(user.id, presentClientIp(body.client_ip)),
       {
         body: CreateResetRequestBody,
         transform: requireObjectBody,
@@ -50,7 +46,7 @@ export function passwordResetRoutes(deps: Deps, users: UserQueries) {
     )
     .get(
       '/users/:id/password-reset-requests',
-      ({ user }) => requests.listLive(user.id, nowSeconds(deps.clock)).map(toResetRequestView),
+      ({ user }) => resets.list(user.id),
       documented({
         summary: "List a user's password reset requests",
         tag: TAG,
@@ -61,15 +57,15 @@ export function passwordResetRoutes(deps: Deps, users: UserQueries) {
     )
     .delete(
       '/users/:id/password-reset-requests',
-      ({ user }) => {
-        requests.deleteAllOfUser(user.id);
+      async ({ user }) => {
+        await resets.invalidateAllOf(user.id);
         return noContent();
       },
       documented({ summary: "Invalidate all of a user's password reset requests", tag: TAG, errors: ['NOT_FOUND'] }),
     );
 
   const single = new Elysia()
-    .use(pathResource('resetRequest', (id) => requests.findLive(id, nowSeconds(deps.clock))))
+    .use(pathResource('resetRequest', resets.findLive))
     .get('/password-reset-requests/:id', ({ resetRequest }) => toResetRequestView(resetRequest), {
       ...documented({
         summary: 'Get a password reset request',
@@ -81,16 +77,16 @@ export function passwordResetRoutes(deps: Deps, users: UserQueries) {
     })
     .delete(
       '/password-reset-requests/:id',
-      ({ resetRequest }) => {
-        requests.deleteOne(resetRequest.id);
+      async ({ resetRequest }) => {
+        await resets.invalidate(resetRequest.id);
         return noContent();
       },
       documented({ summary: 'Invalidate a password reset request', tag: TAG, errors: ['NOT_FOUND'] }),
     )
     .post(
       '/password-reset-requests/:id/verify-email',
-      ({ body, resetRequest }) => {
-        verifyResetEmail(deps, requests, resetRequest, { code: body.code, clientIp: presentClientIp(body.client_ip) });
+      async ({ body, resetRequest }) => {
+        await resets.verifyEmail(resetRequest, { code: body.code, clientIp: presentClientIp(body.client_ip) });
         return noContent();
       },
       {
@@ -108,7 +104,7 @@ export function passwordResetRoutes(deps: Deps, users: UserQueries) {
   const reset = new Elysia().post(
     '/reset-password',
     async ({ body }) => {
-      await resetPassword(deps, requests, {
+      await resets.resetPassword({
         requestId: body.request_id,
         password: body.password,
         clientIp: presentClientIp(body.client_ip),

@@ -1,66 +1,65 @@
-import type { Static } from 'elysia';
-import type { Deps } from '../deps';
-import { isForeignKeyViolation } from '../db/constraints';
-import { newRequestTimes } from '../db/request-lifetime';
-import { incorrectCode, invalidRequest, notFound } from '../http/errors';
-import { assertStrongPassword, enforce, spendAddressToken } from '../http/guards';
-import { nowSeconds } from '../security/clock';
-import { constantTimeEqual, generateId, generateOneTimeCode, normalizeCode, sha256Hex } from '../security/random';
-import type { PasswordResetRequestRow } from '../db/schema';
-import { type CreatedPasswordResetRequest, toResetRequestView } from './model';
-import type { ResetRequestQueries } from './repository';
+import { newRequestTimes } from '../code-requests/service';
+import { AppError } from '../errors';
+import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { nowSeconds, type Clock } from '../security/clock';
+import { constantTimeEqual, normalizeCode, sha256Hex } from '../security/digest';
+import type { PasswordHasher } from '../security/password-hash';
+import { generateId, generateOneTimeCode } from '../security/random';
+import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
+import { type CreatedResetRequestView, type ResetRequestView, toResetRequestView } from './model';
+import type { PasswordResetStore, ResetRequestRecord } from './store';
 
 /** Codes are case-insensitive, so the hash is of the upper-cased form. */
 const hashCode = (code: string): string => sha256Hex(normalizeCode(code));
 
-export function createResetRequest(
-  deps: Deps,
-  requests: ResetRequestQueries,
-  userId: string,
-  clientIp: string | null,
-): Static<typeof CreatedPasswordResetRequest> {
-  spendAddressToken(deps, clientIp);
-  enforce(deps.limits.resetRequests.hit(userId));
-  const code = generateOneTimeCode();
-  const row = { id: generateId(), userId, ...newRequestTimes(nowSeconds(deps.clock)), codeHash: hashCode(code) };
-  try {
-    requests.insert(row);
-  } catch (error) {
-    if (isForeignKeyViolation(error)) throw notFound(); // the user was deleted after the path check
-    throw error;
-  }
-  return { ...toResetRequestView(row), code };
+export interface PasswordResetDeps {
+  store: PasswordResetStore;
+  hasher: PasswordHasher;
+  breach: BreachChecker;
+  limits: RateLimits;
+  clock: Clock;
 }
 
-/** Every wrong code counts, also once the request is verified; the 5th invalidates it (API.md §9). */
-export function verifyResetEmail(
-  deps: Deps,
-  requests: ResetRequestQueries,
-  request: PasswordResetRequestRow,
-  input: { code: string; clientIp: string | null },
-): void {
-  spendAddressToken(deps, input.clientIp);
-  const now = nowSeconds(deps.clock);
-  if (constantTimeEqual(hashCode(input.code), request.codeHash)) {
-    if (!requests.markVerified(request.id, now)) throw notFound();
-    return;
-  }
-  if (requests.recordFailedAttempt(request.id, now) === 'gone') throw notFound();
-  throw incorrectCode();
-}
+export function createPasswordResetService({ store, hasher, breach, limits, clock }: PasswordResetDeps) {
+  const now = () => nowSeconds(clock);
+  return {
+    findLive: (id: string) => store.findLive(id, now()),
+    list: async (userId: string): Promise<ResetRequestView[]> => (await store.listLive(userId, now())).map(toResetRequestView),
+    invalidate: (id: string) => store.delete(id),
+    invalidateAllOf: (userId: string) => store.deleteAllOf(userId),
 
-/**
- * Works on an open or a verified request (seed-spec, States). The slow hash happens before the
- * transaction; the transaction then re-checks that the request is still live.
- */
-export async function resetPassword(
-  deps: Deps,
-  requests: ResetRequestQueries,
-  input: { requestId: string; password: string; clientIp: string | null },
-): Promise<void> {
-  if (requests.findLive(input.requestId, nowSeconds(deps.clock)) === undefined) throw invalidRequest();
-  spendAddressToken(deps, input.clientIp);
-  await assertStrongPassword(deps, input.password);
-  const passwordHash = await deps.hasher.hash(input.password);
-  if (!requests.redeem(input.requestId, nowSeconds(deps.clock), passwordHash)) throw invalidRequest();
+    async create(userId: string, clientIp: string | null): Promise<CreatedResetRequestView> {
+      await spendAddressToken(limits, clientIp);
+      enforce(await limits.resetRequests.hit(userId));
+      const code = generateOneTimeCode();
+      const record = { id: generateId(), userId, ...newRequestTimes(now()), failedAttempts: 0, codeHash: hashCode(code), emailVerified: false };
+      // The user was deleted after the path check.
+      if (!(await store.insert(record))) throw new AppError('NOT_FOUND');
+      return { ...toResetRequestView(record), code };
+    },
+
+    /** Every wrong code counts, also once the request is verified; the 5th invalidates it (API.md §9). */
+    async verifyEmail(request: ResetRequestRecord, input: { code: string; clientIp: string | null }): Promise<void> {
+      await spendAddressToken(limits, input.clientIp);
+      if (constantTimeEqual(hashCode(input.code), request.codeHash)) {
+        if (!(await store.markVerified(request.id, now()))) throw new AppError('NOT_FOUND');
+        return;
+      }
+      if ((await store.recordWrongCode(request.id, now())) === 'gone') throw new AppError('NOT_FOUND');
+      throw new AppError('INCORRECT_CODE');
+    },
+
+    /**
+     * Works on an open or a verified request (seed-spec, States). The slow hash happens before the
+     * store's atomic redemption, which checks again that the request is still live.
+     */
+    async resetPassword(input: { requestId: string; password: string; clientIp: string | null }): Promise<void> {
+      if ((await store.findLive(input.requestId, now())) === undefined) throw new AppError('INVALID_REQUEST');
+      await spendAddressToken(limits, input.clientIp);
+      await rejectBreached(breach, input.password);
+      const passwordHash = await hasher.hash(input.password);
+      if (!(await store.redeem(input.requestId, now(), passwordHash))) throw new AppError('INVALID_REQUEST');
+    },
+  };
 }
+export type PasswordResetService = ReturnType<typeof createPasswordResetService>;

@@ -1,5 +1,7 @@
 import { t } from 'elysia';
-import { ClientIp, Email, Password, passwordField } from '../http/models';
+import { ClientIp, Email, Password, passwordField } from '../http/fields';
+
+export const TAG = 'Passwords';
 
 export const AuthenticateBody = t.Object({ email: Email, password: Password, client_ip: ClientIp });
 export const VerifyPasswordBody = t.Object({ password: Password, client_ip: ClientIp });

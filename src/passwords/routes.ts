@@ -1,43 +1,17 @@
 import { Elysia } from 'elysia';
-import type { Deps } from '../deps';
-import { documented, noContent } from '../http/docs';
-import { AppError, notFound } from '../http/errors';
-import { assertStrongPassword, pathUser } from '../http/guards';
-import { presentClientIp } from '../http/models';
-import { KeyedSerializer } from '../security/keyed-serializer';
-import { dummyPasswordHash } from '../security/password-hash';
+import { presentClientIp } from '../http/fields';
+import { documented } from '../http/openapi';
+import { pathResource } from '../http/path-resource';
+import { noContent } from '../http/responses';
 import { User } from '../users/model';
-import type { UserQueries } from '../users/repository';
-import { recordIncorrectPassword, runPasswordCheck } from './login-attempts';
-import { AuthenticateBody, UpdatePasswordBody, VerifyPasswordBody } from './model';
+import type { FindUser } from '../users/service';
+import { AuthenticateBody, TAG, UpdatePasswordBody, VerifyPasswordBody } from './model';
+import type { PasswordsService } from './service';
 
-const TAG = 'Passwords';
-const incorrectPassword = () => new AppError(400, 'INCORRECT_PASSWORD');
-
-export function passwordsRoutes(deps: Deps, queries: UserQueries) {
-  const perAddress = new KeyedSerializer();
-  const checkPassword = async (passwordHash: string, password: string, clientIp: string | null) => {
-    if (await deps.hasher.verify(password, passwordHash)) return;
-    recordIncorrectPassword(deps, clientIp);
-    throw incorrectPassword();
-  };
-
+export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser) {
   const authenticate = new Elysia().post(
     '/authenticate/password',
-    ({ body }) => {
-      const clientIp = presentClientIp(body.client_ip);
-      return runPasswordCheck(deps, perAddress, clientIp, async () => {
-        const user = queries.findRowByEmail(body.email.toLowerCase());
-        if (user === undefined) {
-          // The same work as a wrong password, so timing does not reveal which emails exist.
-          await deps.hasher.verify(body.password, await dummyPasswordHash());
-          recordIncorrectPassword(deps, clientIp);
-          throw notFound();
-        }
-        await checkPassword(user.passwordHash, body.password, clientIp);
-        return queries.findView(user.id)!;
-      });
-    },
+    ({ body }) => passwords.authenticate({ email: body.email, password: body.password, clientIp: presentClientIp(body.client_ip) }),
     {
       body: AuthenticateBody,
       ...documented({
@@ -51,15 +25,12 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
   );
 
   const forUser = new Elysia()
-    .use(pathUser(queries.findRow))
+    .use(pathResource('user', findUser))
     .post(
       '/users/:id/verify-password',
-      ({ body, user }) => {
-        const clientIp = presentClientIp(body.client_ip);
-        return runPasswordCheck(deps, perAddress, clientIp, async () => {
-          await checkPassword(user.passwordHash, body.password, clientIp);
-          return noContent();
-        });
+      async ({ body, user }) => {
+        await passwords.verify(user, { password: body.password, clientIp: presentClientIp(body.client_ip) });
+        return noContent();
       },
       {
         body: VerifyPasswordBody,
@@ -73,15 +44,13 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
     )
     .post(
       '/users/:id/update-password',
-      ({ body, user }) => {
-        const clientIp = presentClientIp(body.client_ip);
-        return runPasswordCheck(deps, perAddress, clientIp, async () => {
-          await assertStrongPassword(deps, body.new_password);
-          await checkPassword(user.passwordHash, body.password, clientIp);
-          const passwordHash = await deps.hasher.hash(body.new_password);
-          if (!queries.update(user.id, { passwordHash })) throw notFound();
-          return noContent();
+      async ({ body, user }) => {
+        await passwords.update(user, {
+          password: body.password,
+          newPassword: body.new_password,
+          clientIp: presentClientIp(body.client_ip),
         });
+        return noContent();
       },
       {
         body: UpdatePasswordBody,

@@ -1,3 +1,5 @@
+import { AppError } from '../errors';
+import { BoundedMap } from './bounded-map';
 import commonPasswordsText from './common-passwords.txt' with { type: 'text' };
 
 export type BreachMode = 'online' | 'offline' | 'off';
@@ -49,7 +51,7 @@ function createOnlineChecker(options: BreachCheckOptions): BreachChecker {
   const baseUrl = options.apiBaseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.warn(message));
-  const verdicts = new BoundedCache<boolean>(MAX_CACHED_VERDICTS);
+  const verdicts = new BoundedMap<boolean>(MAX_CACHED_VERDICTS);
   const inFlight = new Map<string, Promise<Set<string>>>();
 
   /** Concurrent checks under one prefix share a request; the answer is dropped once they have it. */
@@ -127,23 +129,7 @@ function parseRangeBody(body: string): Set<string> {
   return suffixes;
 }
 
-/** Insertion-ordered map that evicts the oldest entry once full. */
-class BoundedCache<V> {
-  private readonly entries = new Map<string, V>();
-
-  constructor(private readonly maxEntries: number) {}
-
-  get(key: string): V | undefined {
-    return this.entries.get(key);
-  }
-
-  set(key: string, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
-  }
+/** Strength-checked passwords found in the breach corpus are WEAK_PASSWORD (seed-spec, Data types). */
+export async function rejectBreached(breach: BreachChecker, password: string): Promise<void> {
+  if (await breach.isBreached(password)) throw new AppError('WEAK_PASSWORD');
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../http/errors';
+import { AppError } from '../errors';
 
 const ARGON2_OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 } as const;
 
@@ -36,7 +36,7 @@ export class PasswordHasher {
 
   private async withSlot<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.limits.concurrency) {
-      if (this.waiting.length >= this.limits.maxQueue) throw new AppError(503, 'SERVER_BUSY', 1);
+      if (this.waiting.length >= this.limits.maxQueue) throw new AppError('SERVER_BUSY', 1);
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {
       this.running++;

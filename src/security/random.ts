@@ -1,5 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-
 const ID_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
@@ -21,13 +19,3 @@ export const generateRecoveryCode = (): string => randomString(CODE_ALPHABET, 16
 
 /** The API credential printed by `gatehouse generate-secret`: 200 bits. */
 export const generateSecret = (): string => randomString(ID_ALPHABET, 40);
-
-export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
-
-/** Hashing both sides first makes the comparison constant-time whatever the lengths. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}
-
-/** One-time and recovery codes are case-insensitive. */
-export const normalizeCode = (code: string): string => code.toUpperCase();

@@ -1,9 +1,8 @@
 import { t } from 'elysia';
-import type { TotpCredentialRow } from '../db/schema';
-import { RecoveryCode, TotpCode, unixSeconds } from '../http/models';
+import { TotpCode, unixSeconds } from '../http/fields';
+import type { TotpRecord } from './store';
 
-/** The OpenAPI tag of every TOTP and recovery code endpoint. */
-export const TWO_FACTOR_TAG = 'Two-factor';
+export const TAG = 'Two-factor';
 
 const KEY_EXAMPLE = '0KHD8uS1lod4aVpLPC0eDxEiM0Q=';
 
@@ -24,11 +23,10 @@ export const TotpCredential = t.Object({
   created_at: unixSeconds(),
   key: t.String({ description: 'Standard padded base64 of the 20-byte key', examples: [KEY_EXAMPLE] }),
 });
+export type TotpCredentialView = typeof TotpCredential.static;
 
-export const toTotpCredentialView = (row: TotpCredentialRow) => ({ user_id: row.userId, created_at: row.createdAt, key: row.key });
-
-export const ResetSecondFactorsBody = t.Object({ recovery_code: RecoveryCode });
-
-export const RecoveryCodeResponse = t.Object({
-  recovery_code: t.String({ description: 'The new recovery code; the previous one no longer works', examples: ['7KQ2MZXDH3PA9WEN'] }),
+export const toTotpCredentialView = (record: TotpRecord): TotpCredentialView => ({
+  user_id: record.userId,
+  created_at: record.createdAt,
+  key: record.key,
 });

@@ -1,5 +1,6 @@
 import { t } from 'elysia';
-import { ClientIp, Email, Password, unixSeconds } from '../http/models';
+import { ClientIp, Email, Password, unixSeconds } from '../http/fields';
+import { normalizeEmail } from '../security/email';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
@@ -8,11 +9,13 @@ export const User = t.Object({
   email_verified: t.Boolean(),
   registered_totp: t.Boolean(),
 });
+export type UserView = typeof User.static;
 
 export const CreatedUser = t.Composite([
   User,
   t.Object({ recovery_code: t.String({ description: 'Shown once; store it with the user', examples: ['7KQ2MZXDH3PA9WEN'] }) }),
 ]);
+export type CreatedUserView = typeof CreatedUser.static;
 
 export const CreateUserBody = t.Object({
   password: Password,
@@ -28,3 +31,44 @@ export const ListUsersQuery = t.Object({
   page: t.Optional(t.Unknown({ description: 'Digits ≥ 1, default 1', examples: ['1'] })),
   email_query: t.Optional(t.Unknown({ description: 'Case-insensitive substring of the email address', examples: ['example.com'] })),
 });
+
+export interface ListOptions {
+  sortBy: 'created_at' | 'id';
+  ascending: boolean;
+  perPage: number;
+  page: number;
+  /** Normalised like stored emails; null lists every user. */
+  emailQuery: string | null;
+}
+
+const MAX_PER_PAGE = 1000;
+/** Keeps (page - 1) * per_page an exact integer; any page this far out is empty anyway. */
+const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PER_PAGE);
+
+/**
+ * Digit strings ≥ 1 only, clamped to `max`; anything else falls back (API.md §9: a list query
+ * never answers 400). A huge digit string is still a page past the end or a capped per_page.
+ */
+function positiveInteger(value: string | null, fallback: number, max: number): number {
+  if (value === null || !/^[0-9]+$/.test(value)) return fallback;
+  const n = Number(value);
+  return n >= 1 ? Math.min(n, max) : fallback;
+}
+
+/** A parameter given more than once is as invalid as a malformed one, so it falls back too. */
+function single(params: URLSearchParams, name: string): string | null {
+  const values = params.getAll(name);
+  return values.length === 1 ? values[0]! : null;
+}
+
+/** From the URL itself: Elysia's parsed query keeps only one value of a repeated parameter. */
+export function parseListQuery(params: URLSearchParams): ListOptions {
+  const emailQuery = single(params, 'email_query');
+  return {
+    sortBy: single(params, 'sort_by') === 'id' ? 'id' : 'created_at',
+    ascending: single(params, 'sort_order') !== 'descending',
+    perPage: positiveInteger(single(params, 'per_page'), 20, MAX_PER_PAGE),
+    page: positiveInteger(single(params, 'page'), 1, MAX_PAGE),
+    emailQuery: emailQuery === null || emailQuery === '' ? null : normalizeEmail(emailQuery),
+  };
+}

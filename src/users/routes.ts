@@ -1,27 +1,19 @@
 import { Elysia, t } from 'elysia';
-import type { Deps } from '../deps';
-import { documented, noContent } from '../http/docs';
-import { emailAlreadyUsed, notFound } from '../http/errors';
-import { assertStrongPassword, pathUser, spendAddressToken } from '../http/guards';
-import { presentClientIp } from '../http/models';
-import { CreatedUser, CreateUserBody, ListUsersQuery, User } from './model';
-import { listUsers, type UserQueries } from './repository';
-import { parseListQuery } from './list-query';
-import { createUser, deleteUser } from './service';
+import { AppError } from '../errors';
+import { presentClientIp } from '../http/fields';
+import { documented } from '../http/openapi';
+import { pathResource } from '../http/path-resource';
+import { noContent } from '../http/responses';
+import { CreatedUser, CreateUserBody, ListUsersQuery, parseListQuery, User } from './model';
+import type { UsersService } from './service';
 
 const TAG = 'Users';
 
-export function usersRoutes(deps: Deps, queries: UserQueries) {
+export function usersRoutes(users: UsersService) {
   const collection = new Elysia()
     .post(
       '/users',
-      async ({ body }) => {
-        const email = body.email?.toLowerCase() ?? null;
-        spendAddressToken(deps, presentClientIp(body.client_ip));
-        await assertStrongPassword(deps, body.password);
-        if (email !== null && queries.findRowByEmail(email)) throw emailAlreadyUsed();
-        return createUser(deps, { password: body.password, email });
-      },
+      ({ body }) => users.create({ password: body.password, email: body.email ?? null, clientIp: presentClientIp(body.client_ip) }),
       {
         body: CreateUserBody,
         ...documented({
@@ -36,10 +28,9 @@ export function usersRoutes(deps: Deps, queries: UserQueries) {
     )
     .get(
       '/users',
-      ({ request, set }) => {
-        // From the URL itself: Elysia's parsed query keeps only one value of a repeated parameter.
+      async ({ request, set }) => {
         const options = parseListQuery(new URL(request.url).searchParams);
-        const { items, total } = listUsers(queries, options);
+        const { items, total } = await users.list(options);
         set.headers['x-pagination-total'] = String(total);
         set.headers['x-pagination-total-pages'] = String(Math.ceil(total / options.perPage));
         return items;
@@ -57,32 +48,30 @@ export function usersRoutes(deps: Deps, queries: UserQueries) {
       },
     );
 
-  // One query instead of pathUser's row plus the view: this is the hottest read, and it has no body to order 404 before.
+  // One query instead of the path check's row plus the view: this is the hottest read, and it has no body to order 404 before.
   const read = new Elysia().get(
     '/users/:id',
-    ({ params }) => {
-      const view = queries.findView(params.id);
-      if (view === undefined) throw notFound();
+    async ({ params }) => {
+      const view = await users.view(params.id);
+      if (view === undefined) throw new AppError('NOT_FOUND');
       return view;
     },
     documented({ summary: 'Get a user', tag: TAG, errors: ['NOT_FOUND'], ok: User }),
   );
 
-  const single = new Elysia()
-    .use(pathUser(queries.findRow))
-    .delete(
-      '/users/:id',
-      ({ params }) => {
-        deleteUser(deps, params.id);
-        return noContent();
-      },
-      documented({
-        summary: 'Delete a user',
-        tag: TAG,
-        description: 'Removes the user with its requests and TOTP credential.',
-        errors: ['NOT_FOUND'],
-      }),
-    );
+  const single = new Elysia().use(pathResource('user', users.find)).delete(
+    '/users/:id',
+    async ({ user }) => {
+      await users.delete(user.id);
+      return noContent();
+    },
+    documented({
+      summary: 'Delete a user',
+      tag: TAG,
+      description: 'Removes the user with its requests and TOTP credential.',
+      errors: ['NOT_FOUND'],
+    }),
+  );
 
   return new Elysia().use(collection).use(read).use(single);
 }

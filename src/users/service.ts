@@ -1,49 +1,57 @@
-import { eq } from 'drizzle-orm';
-import type { Deps } from '../deps';
-import { isUniqueViolation } from '../db/constraints';
-import { users } from '../db/schema';
-import { emailAlreadyUsed } from '../http/errors';
-import { nowSeconds } from '../security/clock';
-import { generateId, generateRecoveryCode } from '../security/random';
-import type { UserView } from './repository';
+import { AppError } from '../errors';
+import { newRecoveryCode } from '../recovery-code/service';
+import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { normalizeEmail } from '../security/email';
+import { nowSeconds, type Clock } from '../security/clock';
+import type { PasswordHasher } from '../security/password-hash';
+import { generateId } from '../security/random';
+import { spendAddressToken, type RateLimits } from '../security/rate-limit';
+import type { CreatedUserView, ListOptions } from './model';
+import type { UserStore } from './store';
 
-/** The code is shown once; only its argon2id hash is stored. */
-export async function newRecoveryCode(deps: Deps): Promise<{ code: string; hash: string }> {
-  const code = generateRecoveryCode();
-  return { code, hash: await deps.hasher.hash(code) };
+export interface UsersDeps {
+  store: UserStore;
+  hasher: PasswordHasher;
+  breach: BreachChecker;
+  limits: RateLimits;
+  clock: Clock;
 }
 
-/** Both hashes are computed before the insert; the unique index settles a race for the same email. */
-export async function createUser(
-  deps: Deps,
-  input: { password: string; email: string | null },
-): Promise<UserView & { recovery_code: string }> {
-  const [passwordHash, recoveryCode] = await Promise.all([deps.hasher.hash(input.password), newRecoveryCode(deps)]);
-  const row = {
-    id: generateId(),
-    createdAt: nowSeconds(deps.clock),
-    email: input.email,
-    emailVerified: false,
-    passwordHash,
-    recoveryCodeHash: recoveryCode.hash,
-  };
-  try {
-    deps.db.insert(users).values(row).run();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailAlreadyUsed();
-    throw error;
-  }
+export function createUsersService({ store, hasher, breach, limits, clock }: UsersDeps) {
   return {
-    id: row.id,
-    created_at: row.createdAt,
-    email: row.email,
-    email_verified: false,
-    registered_totp: false,
-    recovery_code: recoveryCode.code,
+    view: (id: string) => store.findView(id),
+    find: (id: string) => store.find(id),
+    list: (options: ListOptions) => store.list(options),
+    /** Requests, TOTP credential and everything else of the user go with it. */
+    delete: (id: string) => store.delete(id),
+
+    /** Both hashes are computed before the insert. */
+    async create(input: { password: string; email: string | null; clientIp: string | null }): Promise<CreatedUserView> {
+      const email = input.email === null ? null : normalizeEmail(input.email);
+      await spendAddressToken(limits, input.clientIp);
+      await rejectBreached(breach, input.password);
+      if (email !== null && (await store.findByEmail(email))) throw new AppError('EMAIL_ALREADY_USED');
+      const [passwordHash, recoveryCode] = await Promise.all([hasher.hash(input.password), newRecoveryCode(hasher)]);
+      const user = {
+        id: generateId(),
+        createdAt: nowSeconds(clock),
+        email,
+        emailVerified: false,
+        passwordHash,
+        recoveryCodeHash: recoveryCode.hash,
+      };
+      if (!(await store.insert(user))) throw new AppError('EMAIL_ALREADY_USED');
+      return {
+        id: user.id,
+        created_at: user.createdAt,
+        email: user.email,
+        email_verified: false,
+        registered_totp: false,
+        recovery_code: recoveryCode.code,
+      };
+    },
   };
 }
-
-/** Foreign keys cascade, so requests and the TOTP credential go with the user. */
-export function deleteUser(deps: Deps, id: string): void {
-  deps.db.delete(users).where(eq(users.id, id)).run();
-}
+export type UsersService = ReturnType<typeof createUsersService>;
+/** Looks a user up by id, for the path checks of every feature's routes. */
+export type FindUser = UsersService['find'];

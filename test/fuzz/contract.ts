@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ERROR_STATUS, type ErrorCode } from '../../src/http/docs';
+import { ERROR_STATUS, type ErrorCode } from '../../src/errors';
 import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
 import { RESETS, UPDATES, USERS, type Snapshot } from './seed';

@@ -44,7 +44,7 @@ type Seen = Set<string>;
 async function runCase(c: Case, seen: Seen): Promise<void> {
   restoreSeed();
   if (c.limits !== 'kept') h.deps.limits = createRateLimits(h.deps.clock);
-  if (c.limits === 'spent') exhaustLimits(h.deps.limits, CLIENT_IPS);
+  if (c.limits === 'spent') await exhaustLimits(h.deps.limits, CLIENT_IPS);
   const body = c.route.method === 'GET' ? undefined : payloadBytes(c.payload);
   const headers: Record<string, string> = { authorization: SECRET };
   if (c.contentType !== undefined) headers['content-type'] = c.contentType;

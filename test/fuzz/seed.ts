@@ -2,8 +2,8 @@ import type { Database } from 'bun:sqlite';
 import { PasswordHasher } from '../../src/security/password-hash';
 import { addressKey } from '../../src/security/address-key';
 import type { RateLimits } from '../../src/security/rate-limit';
-import { sha256Hex } from '../../src/security/random';
-import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/totp/codes';
+import { sha256Hex } from '../../src/security/digest';
+import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/security/totp';
 import { STRONG_PASSWORD } from '../support/harness';
 
 /**
@@ -120,13 +120,13 @@ export function takeSnapshot(sqlite: Database): Snapshot {
 }
 
 /** Spends every limit of the seeded users and of the client_ip values the fuzzer sends, to reach TOO_MANY_REQUESTS. */
-export function exhaustLimits(limits: RateLimits, clientIps: string[]): void {
+export async function exhaustLimits(limits: RateLimits, clientIps: string[]): Promise<void> {
   for (const userId of Object.values(USERS)) {
-    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) for (let i = 0; i < 3; i++) window.hit(userId);
-    for (const lockout of [limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify]) for (let i = 0; i < 5; i++) lockout.recordFailure(userId);
+    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) for (let i = 0; i < 3; i++) await window.hit(userId);
+    for (const lockout of [limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify]) for (let i = 0; i < 5; i++) await lockout.recordFailure(userId);
   }
   for (const ip of clientIps) {
-    for (let i = 0; i < 5; i++) limits.address.consume(addressKey(ip));
-    for (let i = 0; i < 5; i++) limits.loginBlock.recordFailure(addressKey(ip));
+    for (let i = 0; i < 5; i++) await limits.address.consume(addressKey(ip));
+    for (let i = 0; i < 5; i++) await limits.loginBlock.recordFailure(addressKey(ip));
   }
 }

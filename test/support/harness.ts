@@ -1,9 +1,9 @@
-import { createApp, createHandler } from '../../src/app';
+import { createApp, createHandler, createServices, type Platform } from '../../src/app';
 import { openDatabase } from '../../src/db/client';
-import type { Deps } from '../../src/deps';
 import type { BreachChecker } from '../../src/security/breach-check';
 import { PasswordHasher } from '../../src/security/password-hash';
-import { createRateLimits } from '../../src/security/rate-limit';
+import { createRateLimits, type RateLimits } from '../../src/security/rate-limit';
+import { sqliteStores } from '../../src/stores';
 
 export const SECRET = 'test-secret-0123456789';
 export const STRONG_PASSWORD = 'gatehouse test password 1';
@@ -29,16 +29,32 @@ export function createHarness(
   let now = options.startMs ?? Date.UTC(2026, 0, 1);
   const logs: Record<string, unknown>[] = [];
   const clock = () => now;
-  const deps: Deps = {
-    db: openDatabase(null),
+  const db = openDatabase(null);
+  const stores = sqliteStores(db);
+  // Services keep the limits object they were given; tests swap what it delegates to.
+  let limits = createRateLimits(clock);
+  const swappableLimits = new Proxy({} as RateLimits, { get: (_, name) => limits[name as keyof RateLimits] });
+  const platform: Platform = {
     clock,
     breach: options.breach ?? fakeBreachChecker(),
-    limits: createRateLimits(clock),
+    limits: swappableLimits,
     hasher: options.hasher ?? new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 }),
     log: (fields) => logs.push(fields),
   };
-  const app = createApp(deps);
-  const handle = createHandler(deps, SECRET, app);
+  const services = createServices(stores, platform);
+  const app = createApp(services, { log: platform.log });
+  const handle = createHandler(app, { secret: SECRET, log: platform.log });
+  const deps = {
+    db,
+    clock,
+    log: platform.log,
+    get limits(): RateLimits {
+      return limits;
+    },
+    set limits(fresh: RateLimits) {
+      limits = fresh;
+    },
+  };
 
   async function call(method: string, path: string, opts: CallOptions = {}) {
     const headers: Record<string, string> = { ...opts.headers };
@@ -63,6 +79,10 @@ export function createHarness(
 
   return {
     deps,
+    db,
+    stores,
+    services,
+    platform,
     app,
     handle,
     call,

@@ -1,0 +1,114 @@
+import { AppError } from '../errors';
+import type { Logger } from '../http/log';
+import { toUnixSeconds, type Clock } from '../security/clock';
+import { codeMatches } from '../security/digest';
+import { enforce, type FailureLockout } from '../security/rate-limit';
+import { REQUEST_KINDS, type CodeRequestStore } from './store';
+
+/** Password reset, email verification and email update requests all live 10 minutes (API.md §3). */
+const REQUEST_LIFETIME_SECONDS = 10 * 60;
+
+export const newRequestTimes = (nowSeconds: number) => ({
+  createdAt: nowSeconds,
+  expiresAt: nowSeconds + REQUEST_LIFETIME_SECONDS,
+});
+
+export interface CodeAttempt {
+  userId: string;
+  /** The per-user lockout of this endpoint. */
+  lockout: FailureLockout;
+  given: string;
+  issued: string;
+  /** Counts the wrong code on the request itself (its 5th invalidates it). */
+  countWrongCode: () => Promise<unknown>;
+}
+
+/**
+ * The user's lockout of this endpoint, then the code. A wrong code counts on the request and toward
+ * the lockout, and answers INCORRECT_CODE; a correct one clears the lockout (API.md §9).
+ */
+export async function checkCode(attempt: CodeAttempt): Promise<void> {
+  const { lockout, userId } = attempt;
+  enforce(await lockout.check(userId));
+  if (codeMatches(attempt.given, attempt.issued)) {
+    await lockout.reset(userId);
+    return;
+  }
+  await attempt.countWrongCode();
+  await lockout.recordFailure(userId);
+  throw new AppError('INCORRECT_CODE');
+}
+
+/** Small enough that one DELETE holds SQLite's write lock for only a few milliseconds. */
+export const SWEEP_BATCH_SIZE = 500;
+
+export interface SweepOptions {
+  batchSize?: number;
+  /** Stop after this many non-empty batches; the rest waits for the next call. */
+  maxBatches?: number;
+}
+
+/**
+ * Deletes the expired rows of the three request kinds in batches and answers how many it deleted.
+ * A request is expired once `expires_at <= now`, the same rule the endpoints apply.
+ */
+export async function sweepExpired(store: CodeRequestStore, nowMs: number, options: SweepOptions = {}): Promise<number> {
+  const batchSize = options.batchSize ?? SWEEP_BATCH_SIZE;
+  let budget = options.maxBatches ?? Infinity;
+  const nowSeconds = toUnixSeconds(nowMs);
+  let deleted = 0;
+  for (const kind of REQUEST_KINDS) {
+    while (budget > 0) {
+      const n = await store.deleteExpired(kind, nowSeconds, batchSize);
+      if (n === 0) break;
+      deleted += n;
+      budget--;
+      if (n < batchSize) break;
+    }
+  }
+  return deleted;
+}
+
+/** Lets pending requests (timers, sockets, promise chains) run before the next batch. */
+const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Runs a sweep every intervalMs. Each run deletes one batch at a time and yields in between, so a
+ * large backlog never keeps requests waiting; a run still going when the next tick comes is not
+ * doubled. Errors are logged and the next tick tries again.
+ */
+export function startSweeper(deps: { store: CodeRequestStore; clock: Clock; log: Logger }, intervalMs = 60_000): { stop(): void } {
+  let stopped = false;
+  let running = false;
+
+  const run = async () => {
+    if (running || stopped) return;
+    running = true;
+    try {
+      const nowMs = deps.clock();
+      let total = 0;
+      for (;;) {
+        const n = await sweepExpired(deps.store, nowMs, { maxBatches: 1 });
+        total += n;
+        if (n === 0 || stopped) break;
+        await yieldToRequests();
+        if (stopped) break;
+      }
+      if (total > 0) deps.log({ level: 'info', message: 'swept expired requests', deleted: total });
+    } catch (error) {
+      const err = error instanceof Error ? error : new Error(String(error));
+      deps.log({ level: 'error', message: 'sweep of expired requests failed', error: err.name, detail: err.message });
+    } finally {
+      running = false;
+    }
+  };
+
+  const timer = setInterval(() => void run(), intervalMs);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { getTableName, gt, sql } from 'drizzle-orm';
+import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import type { Db } from '../db/client';
+import { emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
+
+/** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
+const MAX_WRONG_CODES = 5;
+
+/** From its `expires_at` second on, a request behaves as if it did not exist (the sweep deletes it later). */
+export const isLive = (expiresAt: SQLiteColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);
+
+/** A request table (its rows carry a wrong-code counter and an expiry), and the column that names one row. */
+export interface CountedRequests {
+  table: SQLiteTable & { failedAttempts: SQLiteColumn; expiresAt: SQLiteColumn };
+  key: SQLiteColumn;
+}
+
+/** `gone`: the row had vanished or expired, so nothing was counted. */
+export type WrongCodeOutcome = 'counted' | 'invalidated' | 'gone';
+
+/**
+ * Counts one wrong code on a live row with a conditional increment, and deletes the row on the 5th,
+ * in one transaction: parallel wrong codes can never get more than five tries. For feature stores.
+ */
+export function recordWrongCode(db: Db, rows: CountedRequests, id: string, nowSeconds: number): WrongCodeOutcome {
+  const counter = sql.identifier(rows.table.failedAttempts.name);
+  return db.transaction((tx) => {
+    // all(), not get(): on raw SQL drizzle's get() answers an array of values, not a named row.
+    const [counted] = tx.all<{ attempts: number }>(
+      sql`update ${rows.table} set ${counter} = ${counter} + 1
+          where ${rows.key} = ${id} and ${counter} < ${MAX_WRONG_CODES} and ${isLive(rows.table.expiresAt, nowSeconds)}
+          returning ${counter} as attempts`,
+    );
+    if (counted === undefined) return 'gone';
+    if (counted.attempts < MAX_WRONG_CODES) return 'counted';
+    tx.run(sql`delete from ${rows.table} where ${rows.key} = ${id}`);
+    return 'invalidated';
+  });
+}
+
+export type RequestKind = 'password_reset' | 'email_update' | 'email_verification';
+export const REQUEST_KINDS: RequestKind[] = ['password_reset', 'email_update', 'email_verification'];
+
+/** What the sweep needs from storage. */
+export interface CodeRequestStore {
+  /** Deletes up to `limit` rows of one kind with `expires_at <= nowSeconds`; answers how many. */
+  deleteExpired(kind: RequestKind, nowSeconds: number, limit: number): Promise<number>;
+}
+
+const TABLES = {
+  password_reset: passwordResetRequests,
+  email_update: emailUpdateRequests,
+  email_verification: emailVerificationRequests,
+} as const;
+
+export function sqliteCodeRequestStore(db: Db): CodeRequestStore {
+  const deleteSql = (kind: RequestKind) => {
+    const table = TABLES[kind];
+    const name = getTableName(table);
+    // One statement of its own (auto-commit), so other writers get the database between batches.
+    return `delete from "${name}" where rowid in (select rowid from "${name}" where "${table.expiresAt.name}" <= ? limit ?)`;
+  };
+  return {
+    // query() caches the compiled statement, so each batch reuses it.
+    deleteExpired: async (kind, nowSeconds, limit) => db.$client.query(deleteSql(kind)).run(nowSeconds, limit).changes,
+  };
+}

@@ -1,0 +1,63 @@
+import { checkCode, newRequestTimes } from '../code-requests/service';
+import { AppError } from '../errors';
+import { nowSeconds, type Clock } from '../security/clock';
+import { normalizeEmail } from '../security/email';
+import { generateId, generateOneTimeCode } from '../security/random';
+import { enforce, type RateLimits } from '../security/rate-limit';
+import { toUpdateView, type NewEmailView, type UpdateRequestView } from './model';
+import type { EmailUpdateStore } from './store';
+
+export function createEmailUpdateService({ store, limits, clock }: { store: EmailUpdateStore; limits: RateLimits; clock: Clock }) {
+  const now = () => nowSeconds(clock);
+  const live = async (id: string) => {
+    const request = await store.findLive(id, now());
+    if (request === undefined) throw new AppError('NOT_FOUND');
+    return request;
+  };
+  return {
+    /** The user's own current address is allowed. */
+    async create(userId: string, newEmail: string): Promise<UpdateRequestView> {
+      const email = normalizeEmail(newEmail);
+      // Counted before the address check, so the endpoint cannot probe addresses faster than 3 per 15 minutes.
+      enforce(await limits.emailUpdateRequests.hit(userId));
+      if (await store.heldByOther(email, userId)) throw new AppError('EMAIL_ALREADY_USED');
+      const record = { id: generateId(), userId, email, code: generateOneTimeCode(), ...newRequestTimes(now()), failedAttempts: 0 };
+      if (!(await store.insert(record))) throw new AppError('NOT_FOUND');
+      return toUpdateView(record);
+    },
+
+    list: async (userId: string): Promise<UpdateRequestView[]> => (await store.listLive(userId, now())).map(toUpdateView),
+    deleteAllOf: (userId: string) => store.deleteAllOf(userId),
+    get: async (id: string): Promise<UpdateRequestView> => toUpdateView(await live(id)),
+    async delete(id: string): Promise<void> {
+      if (!(await store.deleteLive(id, now()))) throw new AppError('NOT_FOUND');
+    },
+
+    /** INVALID_REQUEST, then the user's lockout and the code (one check at a time per user), then the update. */
+    async confirm(input: { requestId: string; code: string }): Promise<NewEmailView> {
+      const liveRequest = async () => {
+        const request = await store.findLive(input.requestId, now());
+        if (request === undefined) throw new AppError('INVALID_REQUEST');
+        return request;
+      };
+      const { userId } = await liveRequest();
+      // Looked up again in turn: a request invalidated by the check before this one is INVALID_REQUEST.
+      const request = await limits.serial.run(`email-update:${userId}`, async () => {
+        const current = await liveRequest();
+        await checkCode({
+          userId,
+          lockout: limits.emailUpdateVerify,
+          given: input.code,
+          issued: current.code,
+          countWrongCode: () => store.recordWrongCode(current.id, now()),
+        });
+        return current;
+      });
+      const outcome = await store.apply(request, now());
+      if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
+      if (outcome === 'taken') throw new AppError('EMAIL_ALREADY_USED');
+      return { email: request.email };
+    },
+  };
+}
+export type EmailUpdateService = ReturnType<typeof createEmailUpdateService>;

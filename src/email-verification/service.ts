@@ -1,0 +1,46 @@
+import { checkCode, newRequestTimes } from '../code-requests/service';
+import { AppError } from '../errors';
+import { nowSeconds, type Clock } from '../security/clock';
+import { generateOneTimeCode } from '../security/random';
+import { enforce, type RateLimits } from '../security/rate-limit';
+import { toVerificationView, type VerificationView } from './model';
+import type { EmailVerificationStore } from './store';
+
+export function createEmailVerificationService({ store, limits, clock }: { store: EmailVerificationStore; limits: RateLimits; clock: Clock }) {
+  const now = () => nowSeconds(clock);
+  return {
+    /** Replaces any pending request with a new code and expiry; 3 per user in any 15 minutes. */
+    async create(userId: string): Promise<VerificationView> {
+      enforce(await limits.emailVerificationRequests.hit(userId));
+      const record = { userId, ...newRequestTimes(now()), failedAttempts: 0, code: generateOneTimeCode() };
+      if (!(await store.replace(record))) throw new AppError('NOT_FOUND');
+      return toVerificationView(record);
+    },
+
+    async get(userId: string): Promise<VerificationView> {
+      const pending = await store.findLive(userId, now());
+      if (pending === undefined) throw new AppError('NOT_FOUND');
+      return toVerificationView(pending);
+    },
+
+    async delete(userId: string): Promise<void> {
+      if (!(await store.deleteLive(userId, now()))) throw new AppError('NOT_FOUND');
+    },
+
+    /** No pending request is NOT_ALLOWED, told before the lockout; one check at a time per user. */
+    verify: (userId: string, code: string): Promise<void> =>
+      limits.serial.run(`email-verify:${userId}`, async () => {
+        const pending = await store.findLive(userId, now());
+        if (pending === undefined) throw new AppError('NOT_ALLOWED');
+        await checkCode({
+          userId,
+          lockout: limits.emailVerify,
+          given: code,
+          issued: pending.code,
+          countWrongCode: () => store.recordWrongCode(userId, now()),
+        });
+        if (!(await store.redeem(pending, now()))) throw new AppError('NOT_ALLOWED');
+      }),
+  };
+}
+export type EmailVerificationService = ReturnType<typeof createEmailVerificationService>;

@@ -1,0 +1,64 @@
+import { and, eq } from 'drizzle-orm';
+import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
+import type { Db } from '../db/client';
+import { isForeignKeyViolation } from '../db/constraints';
+import { emailVerificationRequests as requests, users } from '../db/schema';
+
+export interface VerificationRecord {
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+  failedAttempts: number;
+  /** Returned by GET (API.md §3), so it is kept as issued rather than hashed. */
+  code: string;
+}
+
+/** Each method is one atomic unit (API.md §1, Atomicity). */
+export interface EmailVerificationStore {
+  findLive(userId: string, nowSeconds: number): Promise<VerificationRecord | undefined>;
+  /** One request per user: a new one replaces the old code, expiry and count. False when the user is gone. */
+  replace(record: VerificationRecord): Promise<boolean>;
+  /** False when nothing live was there to delete. */
+  deleteLive(userId: string, nowSeconds: number): Promise<boolean>;
+  /** The request's own counter; the 5th wrong code deletes it. */
+  recordWrongCode(userId: string, nowSeconds: number): Promise<WrongCodeOutcome>;
+  /**
+   * Deletes the very request whose code was checked and marks the user's email verified, at once.
+   * False when it was already redeemed, replaced or expired: a code works once.
+   */
+  redeem(checked: VerificationRecord, nowSeconds: number): Promise<boolean>;
+}
+
+const counted: CountedRequests = { table: requests, key: requests.userId };
+const liveFor = (userId: string, nowSeconds: number) => and(eq(requests.userId, userId), isLive(requests.expiresAt, nowSeconds));
+
+export function sqliteEmailVerificationStore(db: Db): EmailVerificationStore {
+  return {
+    findLive: async (userId, nowSeconds) => db.select().from(requests).where(liveFor(userId, nowSeconds)).get(),
+    async replace(record) {
+      const { userId: _, ...fresh } = record;
+      try {
+        db.insert(requests).values(record).onConflictDoUpdate({ target: requests.userId, set: fresh }).run();
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    deleteLive: async (userId, nowSeconds) =>
+      db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId }).get() !== undefined,
+    recordWrongCode: async (userId, nowSeconds) => recordWrongCode(db, counted, userId, nowSeconds),
+    async redeem(checked, nowSeconds) {
+      return db.transaction((tx) => {
+        const claimed = tx
+          .delete(requests)
+          .where(and(liveFor(checked.userId, nowSeconds), eq(requests.code, checked.code)))
+          .returning({ userId: requests.userId })
+          .get();
+        if (claimed === undefined) return false;
+        tx.update(users).set({ emailVerified: true }).where(eq(users.id, checked.userId)).run();
+        return true;
+      });
+    },
+  };
+}

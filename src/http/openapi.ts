@@ -1,0 +1,42 @@
+import { t, type TSchema } from 'elysia';
+import { ERROR_STATUS, type ErrorCode } from '../errors';
+
+/** Every authenticated endpoint can answer these, so they are added to each route's list. */
+const ALWAYS: ErrorCode[] = ['NOT_AUTHENTICATED', 'UNKNOWN_ERROR'];
+
+export interface RouteDoc {
+  summary: string;
+  tag: string;
+  description?: string;
+  /** The error codes this endpoint can answer besides NOT_AUTHENTICATED and UNKNOWN_ERROR. */
+  errors: ErrorCode[];
+  /** The 200 body; omitted for 204 endpoints. */
+  ok?: TSchema;
+  /** Public endpoints carry no credential and cannot answer NOT_AUTHENTICATED. */
+  public?: boolean;
+}
+
+/** Route options shared by every endpoint: OpenAPI detail plus a response schema per status. */
+export function documented(doc: RouteDoc) {
+  const codes = [...new Set([...doc.errors, ...(doc.public ? ['UNKNOWN_ERROR' as const] : ALWAYS)])];
+  const response: Record<number, TSchema> = doc.ok ? { 200: doc.ok } : { 204: t.Void({ description: 'No body' }) };
+  for (const status of new Set(codes.map((code) => ERROR_STATUS[code]))) {
+    const here = codes.filter((code) => ERROR_STATUS[code] === status);
+    response[status] = t.Object(
+      { error: t.Union(here.map((code) => t.Literal(code))) },
+      { description: here.join(', '), examples: [{ error: here[0] }] },
+    );
+  }
+  return {
+    // Our global parser runs first and always answers; naming 'json' here only tells OpenAPI the body's media type.
+    parse: 'json' as const,
+    detail: {
+      summary: doc.summary,
+      tags: [doc.tag],
+      description: doc.description,
+      security: doc.public ? [] : [{ secret: [] }],
+      'x-error-codes': codes,
+    },
+    response,
+  };
+}

@@ -1,0 +1,76 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
+import type { Db } from '../db/client';
+import { isForeignKeyViolation } from '../db/constraints';
+import { passwordResetRequests as resets, users } from '../db/schema';
+
+export interface ResetRequestRecord {
+  id: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+  failedAttempts: number;
+  /** SHA-256 of the upper-cased code; the code itself is never stored. */
+  codeHash: string;
+  emailVerified: boolean;
+}
+
+/** Each method is one atomic unit (API.md §1, Atomicity). */
+export interface PasswordResetStore {
+  /** False when the user no longer exists. */
+  insert(record: ResetRequestRecord): Promise<boolean>;
+  findLive(id: string, nowSeconds: number): Promise<ResetRequestRecord | undefined>;
+  /** Oldest first, ties by id. */
+  listLive(userId: string, nowSeconds: number): Promise<ResetRequestRecord[]>;
+  delete(id: string): Promise<void>;
+  deleteAllOf(userId: string): Promise<void>;
+  /** False when the request vanished (invalidated, expired) since it was loaded. */
+  markVerified(id: string, nowSeconds: number): Promise<boolean>;
+  /** The request's own counter; the 5th wrong code deletes it. */
+  recordWrongCode(id: string, nowSeconds: number): Promise<WrongCodeOutcome>;
+  /**
+   * Consumes the request, sets the password (and marks a stored email verified) and invalidates the
+   * user's other requests, at once: of parallel redemptions exactly one finds the request. False when gone.
+   */
+  redeem(id: string, nowSeconds: number, passwordHash: string): Promise<boolean>;
+}
+
+const counted: CountedRequests = { table: resets, key: resets.id };
+const live = (nowSeconds: number) => isLive(resets.expiresAt, nowSeconds);
+
+export function sqlitePasswordResetStore(db: Db): PasswordResetStore {
+  return {
+    async insert(record) {
+      try {
+        db.insert(resets).values(record).run();
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    findLive: async (id, nowSeconds) => db.select().from(resets).where(and(eq(resets.id, id), live(nowSeconds))).get(),
+    listLive: async (userId, nowSeconds) =>
+      db.select().from(resets).where(and(eq(resets.userId, userId), live(nowSeconds))).orderBy(asc(resets.createdAt), asc(resets.id)).all(),
+    async delete(id) {
+      db.delete(resets).where(eq(resets.id, id)).run();
+    },
+    async deleteAllOf(userId) {
+      db.delete(resets).where(eq(resets.userId, userId)).run();
+    },
+    async markVerified(id, nowSeconds) {
+      const row = db.update(resets).set({ emailVerified: true }).where(and(eq(resets.id, id), live(nowSeconds))).returning({ id: resets.id }).get();
+      return row !== undefined;
+    },
+    recordWrongCode: async (id, nowSeconds) => recordWrongCode(db, counted, id, nowSeconds),
+    async redeem(id, nowSeconds, passwordHash) {
+      return db.transaction((tx) => {
+        const request = tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId }).get();
+        if (request === undefined) return false;
+        tx.update(users).set({ passwordHash, emailVerified: true }).where(eq(users.id, request.userId)).run();
+        tx.delete(resets).where(eq(resets.userId, request.userId)).run();
+        return true;
+      });
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { AppError } from '../errors';
+import { addressKey } from '../security/address-key';
+import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { normalizeEmail } from '../security/email';
+import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
+import type { RateLimits } from '../security/rate-limit';
+import type { UserView } from '../users/model';
+import type { UserRecord, UserStore } from '../users/store';
+import type { PasswordStore } from './store';
+
+export interface PasswordsDeps {
+  store: PasswordStore;
+  users: UserStore;
+  hasher: PasswordHasher;
+  breach: BreachChecker;
+  limits: RateLimits;
+}
+
+/** The one home of password checking: the address's limits, the login block, the hash comparison. */
+export function createPasswordsService({ store, users, hasher, breach, limits }: PasswordsDeps) {
+  /**
+   * The address bucket and the login block, then `check`. Checks from one address run one at a
+   * time: the slow hash sits between reading the block and counting a failure, and parallel
+   * guesses must not all pass the block before the first failure is counted.
+   */
+  const guarded = <T>(clientIp: string | null, check: () => Promise<T>): Promise<T> => {
+    if (clientIp === null) return check();
+    const key = addressKey(clientIp);
+    return limits.serial.run(`login:${key}`, async () => {
+      const spent = await limits.address.consume(key);
+      const block = await limits.loginBlock.check(key);
+      // Out of tokens and blocked: the longer wait is when the same request could pass (API.md §2).
+      const waits = [spent, block].flatMap((result) => (result.ok ? [] : [result.retryAfterSeconds]));
+      if (waits.length > 0) throw new AppError('TOO_MANY_REQUESTS', Math.max(...waits));
+      return check();
+    });
+  };
+
+  /** Only incorrect passwords count toward the block, and a success does not clear it (API.md §9). */
+  const countIncorrect = async (clientIp: string | null) => {
+    if (clientIp !== null) await limits.loginBlock.recordFailure(addressKey(clientIp));
+  };
+
+  const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
+    if (await hasher.verify(password, user.passwordHash)) return;
+    await countIncorrect(clientIp);
+    throw new AppError('INCORRECT_PASSWORD');
+  };
+
+  return {
+    authenticate: (input: { email: string; password: string; clientIp: string | null }): Promise<UserView> =>
+      guarded(input.clientIp, async () => {
+        const user = await users.findByEmail(normalizeEmail(input.email));
+        if (user === undefined) {
+          // The same work as a wrong password, so timing does not reveal which emails exist.
+          await hasher.verify(input.password, await dummyPasswordHash());
+          await countIncorrect(input.clientIp);
+          throw new AppError('NOT_FOUND');
+        }
+        await checkPassword(user, input.password, input.clientIp);
+        const view = await users.findView(user.id);
+        if (view === undefined) throw new AppError('NOT_FOUND');
+        return view;
+      }),
+
+    verify: (user: UserRecord, input: { password: string; clientIp: string | null }): Promise<void> =>
+      guarded(input.clientIp, () => checkPassword(user, input.password, input.clientIp)),
+
+    /** The new password's strength is checked before the current one (API.md §1, order of checks). */
+    update: (user: UserRecord, input: { password: string; newPassword: string; clientIp: string | null }): Promise<void> =>
+      guarded(input.clientIp, async () => {
+        await rejectBreached(breach, input.newPassword);
+        await checkPassword(user, input.password, input.clientIp);
+        const passwordHash = await hasher.hash(input.newPassword);
+        if (!(await store.setHash(user.id, passwordHash))) throw new AppError('NOT_FOUND');
+      }),
+  };
+}
+export type PasswordsService = ReturnType<typeof createPasswordsService>;

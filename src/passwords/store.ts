@@ -1,0 +1,18 @@
+import { eq } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { users } from '../db/schema';
+
+/** Each method is one atomic unit (API.md §1, Atomicity). */
+export interface PasswordStore {
+  /** False when the user no longer exists (deleted while the hash was computed). */
+  setHash(userId: string, passwordHash: string): Promise<boolean>;
+}
+
+export function sqlitePasswordStore(db: Db): PasswordStore {
+  return {
+    async setHash(userId, passwordHash) {
+      const row = db.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id }).get();
+      return row !== undefined;
+    },
+  };
+}

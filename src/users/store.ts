@@ -1,0 +1,102 @@
+import { asc, desc, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { isUniqueViolation } from '../db/constraints';
+import { counters, totpCredentials, users } from '../db/schema';
+import type { ListOptions, UserView } from './model';
+
+/** A user as stored, with its hashes; never leaves the service layer. */
+export interface UserRecord {
+  id: string;
+  createdAt: number;
+  email: string | null;
+  emailVerified: boolean;
+  passwordHash: string;
+  recoveryCodeHash: string;
+}
+
+/** Each method is one atomic unit (API.md §1, Atomicity). */
+export interface UserStore {
+  findView(id: string): Promise<UserView | undefined>;
+  find(id: string): Promise<UserRecord | undefined>;
+  /** `email` already normalised. */
+  findByEmail(email: string): Promise<UserRecord | undefined>;
+  /** False when another user holds the email: the unique index settles a race for it. */
+  insert(user: UserRecord): Promise<boolean>;
+  /** Requests, TOTP credential and everything else of the user go with it. */
+  delete(id: string): Promise<void>;
+  /** One page and the size of the (filtered) set. */
+  list(options: ListOptions): Promise<{ items: UserView[]; total: number }>;
+}
+
+const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials.userId} = ${users.id})`;
+const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp };
+type ViewColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: number };
+
+const toUserView = (row: ViewColumns): UserView => ({
+  id: row.id,
+  created_at: row.createdAt,
+  email: row.email,
+  email_verified: row.emailVerified,
+  registered_totp: Boolean(row.registeredTotp),
+});
+
+// instr() instead of LIKE, so `%` and `_` in the query are literal characters.
+const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
+
+function preparePage(db: Db, options: ListOptions) {
+  const direction = options.ascending ? asc : desc;
+  const order = options.sortBy === 'id' ? [direction(users.id)] : [direction(users.createdAt), direction(users.id)];
+  return db
+    .select(viewColumns)
+    .from(users)
+    .where(options.emailQuery === null ? undefined : emailContains)
+    .orderBy(...order)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare();
+}
+
+/** Queries are prepared once per database: these run on every request that names a user. */
+export function sqliteUserStore(db: Db): UserStore {
+  const viewById = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
+  const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
+  const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
+  const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare();
+  const matching = db.select({ n: sql<number>`count(*)` }).from(users).where(emailContains).prepare();
+  // Building a query's SQL costs Drizzle more than running it; the list has eight shapes, each prepared on first use.
+  const pages = new Map<string, ReturnType<typeof preparePage>>();
+  const page = (options: ListOptions) => {
+    const key = `${options.sortBy} ${options.ascending} ${options.emailQuery !== null}`;
+    let query = pages.get(key);
+    if (query === undefined) pages.set(key, (query = preparePage(db, options)));
+    return query;
+  };
+
+  return {
+    async findView(id) {
+      const row = viewById.get({ id });
+      return row && toUserView(row);
+    },
+    find: async (id) => rowById.get({ id }),
+    findByEmail: async (email) => rowByEmail.get({ email }),
+    async insert(user) {
+      try {
+        db.insert(users).values(user).run();
+        return true;
+      } catch (error) {
+        if (isUniqueViolation(error)) return false;
+        throw error;
+      }
+    },
+    async delete(id) {
+      db.delete(users).where(eq(users.id, id)).run();
+    },
+    async list(options) {
+      const items = page(options)
+        .all({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage })
+        .map(toUserView);
+      const count = options.emailQuery === null ? total.get()?.value : matching.get({ query: options.emailQuery })?.n;
+      return { items, total: count ?? 0 };
+    },
+  };
+}
