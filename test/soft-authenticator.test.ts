@@ -136,6 +136,13 @@ describe('registration', () => {
     expect(result.registrationInfo?.credential.id).toBe(credential.id);
   });
 
+  test('transports are copied from the client unchecked: ours to validate before storing', async () => {
+    const { options, response } = await register();
+    response.response.transports = ['x'.repeat(1000)] as never;
+    const result = await verifyRegistrationResponse({ response, expectedChallenge: options.challenge, expectedOrigin: ORIGIN, expectedRPID: RP_ID });
+    expect(result.registrationInfo?.credential.transports).toEqual(['x'.repeat(1000)] as never);
+  });
+
   test('hostile response shapes throw plain Errors or TypeErrors, never resolve', async () => {
     const options = await registrationOptions();
     const verify = (response: unknown) => refusal(() =>
