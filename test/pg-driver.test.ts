@@ -39,6 +39,22 @@ describe.skipIf(pg.skip)('pool options', () => {
     expect(row).toEqual({ st: '1500ms', it: '5s', app: 'gatehouse' });
   });
 
+  test('the database in the URL wins over PGDATABASE (which Bun.SQL alone would prefer)', async () => {
+    const saved = process.env.PGDATABASE;
+    process.env.PGDATABASE = 'postgres';
+    try {
+      const bare = new SQL({ url, max: 1 });
+      expect((await bare`SELECT current_database() AS d`)[0].d).toBe('postgres');
+      await bare.close();
+      const ours = await openPostgres(url);
+      expect((await ours.$client`SELECT current_database() AS d`)[0].d).toBe(new URL(url).pathname.slice(1));
+      await ours.$client.close();
+    } finally {
+      if (saved === undefined) delete process.env.PGDATABASE;
+      else process.env.PGDATABASE = saved;
+    }
+  });
+
   test('idleTimeout closes idle connections; the next query opens one again', async () => {
     const client = new SQL({ url, max: 2, idleTimeout: 1, connection: { application_name: 'idle-test' } });
     await client`SELECT 1`;

@@ -26,6 +26,15 @@ const DEFAULTS: Required<PostgresOptions> = {
   idleTimeoutSeconds: 60,
 };
 
+/**
+ * Bun.SQL lets a PGDATABASE variable override the database named in the URL (not the user, host or
+ * port); the URL the operator gave must win, so its database is passed as an option too.
+ */
+function connectionOf(url: string): { url: string; database?: string } {
+  const database = decodeURIComponent(new URL(url).pathname.slice(1));
+  return database === '' ? { url } : { url, database };
+}
+
 /** pg_advisory_lock key for migrations: the bytes of "gatehous", so no other tool's key collides by chance. */
 export const MIGRATION_LOCK_KEY = 0x6761_7465_686f_7573n;
 
@@ -37,7 +46,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   const settings = { ...DEFAULTS, ...options };
   await migratePostgres(url, settings.connectionTimeoutMs);
   const client = new SQL({
-    url,
+    ...connectionOf(url),
     max: settings.maxConnections,
     connectionTimeout: settings.connectionTimeoutMs / 1000,
     idleTimeout: settings.idleTimeoutSeconds,
@@ -57,7 +66,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
  * A second instance waits on the lock, then finds every migration applied and does nothing.
  */
 export async function migratePostgres(url: string, connectionTimeoutMs = DEFAULTS.connectionTimeoutMs): Promise<void> {
-  const client = new SQL({ url, max: 1, connectionTimeout: connectionTimeoutMs / 1000, connection: { application_name: 'gatehouse-migrate' } });
+  const client = new SQL({ ...connectionOf(url), max: 1, connectionTimeout: connectionTimeoutMs / 1000, connection: { application_name: 'gatehouse-migrate' } });
   try {
     const connection = await client.reserve();
     try {
