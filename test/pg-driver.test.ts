@@ -20,7 +20,7 @@ beforeAll(async () => {
   if (pg.skip) return;
   url = (await pg.server().freshDatabase()).url;
   db = await openPostgres(url);
-});
+}, 30_000);
 
 describe.skipIf(pg.skip)('pool options', () => {
   test('max caps the connections, and connection parameters reach every session', async () => {

@@ -28,13 +28,13 @@ beforeAll(async () => {
   url = (await pg.server().freshDatabase()).url;
   db = await openPostgres(url, { connectionTimeoutMs: 500, statementTimeoutMs: 1000 });
   await db.insert(users).values({ id: 'u1', createdAt: 1, passwordHash: 'h', recoveryCodeHash: 'r' });
-});
+}, 30_000);
 
 afterEach(async () => {
   if (pg.skip) return;
   pg.server().thaw();
   await pg.server().start();
-});
+}, 30_000);
 
 const readUser = () => db.select().from(users).where(eq(users.id, 'u1'));
 

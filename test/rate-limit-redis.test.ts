@@ -24,7 +24,7 @@ beforeAll(async () => {
   instanceA = new RedisLink({ url: redis.server().url, log });
   instanceB = new RedisLink({ url: redis.server().url, log });
   await Promise.all([instanceA.start(), instanceB.start()]);
-});
+}, 30_000);
 
 afterAll(() => {
   instanceA?.close();

@@ -16,7 +16,7 @@ afterEach(async () => {
   if (redis.skip) return;
   redis.server().thaw();
   await redis.server().start();
-});
+}, 30_000);
 
 async function settle<T>(task: Promise<T>, giveUpMs: number): Promise<{ ms: number; value?: T; error?: { code?: string; message: string }; waiting?: true }> {
   const start = performance.now();

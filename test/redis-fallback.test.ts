@@ -15,7 +15,7 @@ afterEach(async () => {
   if (redis.skip) return;
   redis.server().thaw();
   await redis.server().start();
-});
+}, 30_000);
 
 /** Today's in-process limits behind the async interfaces the main tree is moving to. */
 function asyncLimits(limits: RateLimits): AsyncRateLimits {

@@ -78,8 +78,6 @@ export async function startPostgres(): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-pg-'));
   if (runAs) chownSync(dir, runAs.uid, runAs.gid);
   const data = join(dir, 'data');
-  await runCommand([join(binDir, 'initdb'), '-D', data, '-U', SUPERUSER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], runAs);
-
   let port = await freePort();
   let engine: EngineProcess | undefined;
   let adminSql: SQL | undefined;
@@ -106,12 +104,16 @@ export async function startPostgres(): Promise<PostgresServer> {
   };
 
   try {
-    engine = await launch();
+    await runCommand([join(binDir, 'initdb'), '-D', data, '-U', SUPERUSER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions'], runAs);
+    engine = await launch().catch(async (error) => {
+      // Another process may have taken the port between freePort() and the bind: one more try.
+      if (!/could not (bind|create listen)/i.test(String(error))) throw error;
+      port = await freePort();
+      return launch();
+    });
   } catch (error) {
-    // Another process may have taken the port between freePort() and the bind: one more try.
-    if (!/could not (bind|create listen)/i.test(String(error))) throw error;
-    port = await freePort();
-    engine = await launch();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
   }
 
   const server: PostgresServer = {
@@ -168,12 +170,18 @@ export async function startPostgres(): Promise<PostgresServer> {
 export async function postgresForThisFile(suite: string): Promise<{ skip: boolean; server: () => PostgresServer }> {
   const skip = reportSkipped(suite, await postgresAvailability());
   let server: PostgresServer | undefined;
+  let starting: Promise<PostgresServer> | undefined;
+  // Generous hook timeouts: on a loaded machine starting takes seconds, and a hook that times out
+  // would leave afterAll nothing to close.
   beforeAll(async () => {
-    if (!skip) server = await startPostgres();
-  });
+    if (skip) return;
+    starting = startPostgres();
+    server = await starting;
+  }, 60_000);
   afterAll(async () => {
-    await server?.close();
-  });
+    const started = await starting?.catch(() => undefined);
+    await started?.close();
+  }, 30_000);
   return {
     skip,
     server: () => {

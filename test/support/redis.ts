@@ -43,12 +43,15 @@ export async function startRedis(): Promise<RedisServer> {
       { ready: /Ready to accept connections/, cwd: dir },
     );
   try {
-    engine = await launch();
+    engine = await launch().catch(async (error) => {
+      // Another process may have taken the port between freePort() and the bind: one more try.
+      if (!/Address already in use/i.test(String(error))) throw error;
+      port = await freePort();
+      return launch();
+    });
   } catch (error) {
-    // Another process may have taken the port between freePort() and the bind: one more try.
-    if (!/Address already in use/i.test(String(error))) throw error;
-    port = await freePort();
-    engine = await launch();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
   }
 
   const server: RedisServer = {
@@ -94,12 +97,18 @@ export async function startRedis(): Promise<RedisServer> {
 export async function redisForThisFile(suite: string): Promise<{ skip: boolean; server: () => RedisServer }> {
   const skip = reportSkipped(suite, await redisAvailability());
   let server: RedisServer | undefined;
+  let starting: Promise<RedisServer> | undefined;
+  // Generous hook timeouts: on a loaded machine starting takes seconds, and a hook that times out
+  // would leave afterAll nothing to close.
   beforeAll(async () => {
-    if (!skip) server = await startRedis();
-  });
+    if (skip) return;
+    starting = startRedis();
+    server = await starting;
+  }, 60_000);
   afterAll(async () => {
-    await server?.close();
-  });
+    const started = await starting?.catch(() => undefined);
+    await started?.close();
+  }, 30_000);
   return {
     skip,
     server: () => {
