@@ -1,0 +1,34 @@
+import { createHash } from 'node:crypto';
+import journal from '../../drizzle/pg/meta/_journal.json';
+import init from '../../drizzle/pg/0000_init.sql' with { type: 'text' };
+import userCountTriggers from '../../drizzle/pg/0001_user_count_triggers.sql' with { type: 'text' };
+
+/**
+ * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
+ * binary carries them. A new migration needs one line here; test/pg-migrations.test.ts fails until it is added.
+ */
+export const pgMigrationSqlByTag: Record<string, string> = {
+  '0000_init': init,
+  '0001_user_count_triggers': userCountTriggers,
+};
+
+export interface PgMigrationMeta {
+  sql: string[];
+  bps: boolean;
+  folderMillis: number;
+  hash: string;
+}
+
+/** The records drizzle's folder migrator builds (readMigrationFiles), so its bookkeeping table stays compatible. */
+export function embeddedPgMigrations(): PgMigrationMeta[] {
+  return journal.entries.map((entry) => {
+    const text = pgMigrationSqlByTag[entry.tag];
+    if (text === undefined) throw new Error(`migration ${entry.tag} is not embedded in src/db/pg-migrations.ts`);
+    return {
+      sql: text.split('--> statement-breakpoint'),
+      bps: entry.breakpoints,
+      folderMillis: entry.when,
+      hash: createHash('sha256').update(text).digest('hex'),
+    };
+  });
+}

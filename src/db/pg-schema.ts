@@ -1,0 +1,98 @@
+import { bigint, boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+
+// The PostgreSQL twin of schema.ts: same tables, columns and indexes. Times stay Unix seconds, as
+// bigint so they outlive 2038; mode 'number' because Bun.SQL returns int8 as a string otherwise.
+const unixSeconds = (name: string) => bigint(name, { mode: 'number' });
+
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    createdAt: unixSeconds('created_at').notNull(),
+    email: text('email'),
+    emailVerified: boolean('email_verified').notNull().default(false),
+    passwordHash: text('password_hash').notNull(),
+    recoveryCodeHash: text('recovery_code_hash').notNull(),
+  },
+  (table) => [
+    uniqueIndex('users_email_unique').on(table.email),
+    index('users_created_at_id').on(table.createdAt, table.id),
+  ],
+);
+
+/** Maintained by triggers so that listing users never needs a COUNT(*) scan. */
+export const counters = pgTable('counters', {
+  name: text('name').primaryKey(),
+  value: bigint('value', { mode: 'number' }).notNull().default(0),
+});
+
+/** What every code-carrying request has: when it was made, when it lapses, and its wrong codes so far. */
+const requestLifetimeColumns = () => ({
+  createdAt: unixSeconds('created_at').notNull(),
+  expiresAt: unixSeconds('expires_at').notNull(),
+  failedAttempts: integer('failed_attempts').notNull().default(0),
+});
+
+export const emailVerificationRequests = pgTable(
+  'email_verification_requests',
+  {
+    userId: text('user_id')
+      .primaryKey()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    ...requestLifetimeColumns(),
+    // Returned by GET (API.md §3), so it is kept as issued rather than hashed.
+    code: text('code').notNull(),
+  },
+  // The sweep looks for expired rows; without this it would scan every pending request.
+  (table) => [index('email_verification_requests_expires').on(table.expiresAt)],
+);
+
+export const emailUpdateRequests = pgTable(
+  'email_update_requests',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    ...requestLifetimeColumns(),
+    email: text('email').notNull(),
+    code: text('code').notNull(),
+  },
+  (table) => [
+    index('email_update_requests_user').on(table.userId, table.createdAt, table.id),
+    index('email_update_requests_email').on(table.email),
+    index('email_update_requests_expires').on(table.expiresAt),
+  ],
+);
+
+export const passwordResetRequests = pgTable(
+  'password_reset_requests',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    ...requestLifetimeColumns(),
+    codeHash: text('code_hash').notNull(),
+    emailVerified: boolean('email_verified').notNull().default(false),
+  },
+  (table) => [
+    index('password_reset_requests_user').on(table.userId, table.createdAt, table.id),
+    index('password_reset_requests_expires').on(table.expiresAt),
+  ],
+);
+
+export const totpCredentials = pgTable('totp_credentials', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: unixSeconds('created_at').notNull(),
+  key: text('key').notNull(),
+  lastUsedStep: bigint('last_used_step', { mode: 'number' }).notNull(),
+});
+
+export type UserRow = typeof users.$inferSelect;
+export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;
+export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
+export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;
+export type TotpCredentialRow = typeof totpCredentials.$inferSelect;

@@ -1,0 +1,95 @@
+import type { Clock } from './clock';
+import {
+  RedisCreationWindow,
+  RedisFailureLockout,
+  RedisTokenBucket,
+  type CreationWindow,
+  type FailureLockout,
+  type KeyedLock,
+  type LimitResult,
+  type TokenBucket,
+} from './rate-limit-redis';
+import { RedisKeyedLock } from './redis-keyed-lock';
+import { RedisUnavailableError, type RedisLink } from './redis-link';
+
+/** Asks Redis, or the per-process limiter when Redis is down or fails this call (API.md §10). */
+async function sharedOrLocal<T>(link: RedisLink, shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+  if (!link.available) return local();
+  try {
+    return await shared();
+  } catch (error) {
+    if (error instanceof RedisUnavailableError) return local();
+    throw error;
+  }
+}
+
+export class FallbackTokenBucket implements TokenBucket {
+  constructor(private readonly link: RedisLink, private readonly shared: TokenBucket, private readonly local: TokenBucket) {}
+  consume(key: string): Promise<LimitResult> {
+    return sharedOrLocal(this.link, () => this.shared.consume(key), () => this.local.consume(key));
+  }
+}
+
+export class FallbackCreationWindow implements CreationWindow {
+  constructor(private readonly link: RedisLink, private readonly shared: CreationWindow, private readonly local: CreationWindow) {}
+  hit(key: string): Promise<LimitResult> {
+    return sharedOrLocal(this.link, () => this.shared.hit(key), () => this.local.hit(key));
+  }
+}
+
+export class FallbackFailureLockout implements FailureLockout {
+  constructor(private readonly link: RedisLink, private readonly shared: FailureLockout, private readonly local: FailureLockout) {}
+  check(key: string): Promise<LimitResult> {
+    return sharedOrLocal(this.link, () => this.shared.check(key), () => this.local.check(key));
+  }
+  recordFailure(key: string): Promise<void> {
+    return sharedOrLocal(this.link, () => this.shared.recordFailure(key), () => this.local.recordFailure(key));
+  }
+  reset(key: string): Promise<void> {
+    return sharedOrLocal(this.link, () => this.shared.reset(key), () => this.local.reset(key));
+  }
+}
+
+/** The limits of API.md §5 behind the async interfaces, plus the per-address serialisation of password checks. */
+export interface AsyncRateLimits {
+  address: TokenBucket;
+  loginBlock: FailureLockout;
+  resetRequests: CreationWindow;
+  emailVerificationRequests: CreationWindow;
+  emailUpdateRequests: CreationWindow;
+  totpVerify: FailureLockout;
+  totpRegister: FailureLockout;
+  reset2fa: FailureLockout;
+  emailVerify: FailureLockout;
+  emailUpdateVerify: FailureLockout;
+}
+
+const FIFTEEN_MINUTES = 15 * 60 * 1000;
+type WindowName = 'resetRequests' | 'emailVerificationRequests' | 'emailUpdateRequests';
+type LockoutName = 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify';
+
+/**
+ * The §5 limits in Redis (every key under `prefix`, e.g. `gatehouse:loginBlock:{1.2.3.4}:failures`),
+ * each falling back to its twin in `local` while Redis is unreachable; and the password-check lock.
+ */
+export function createSharedRateLimits(options: { link: RedisLink; clock: Clock; local: AsyncRateLimits; prefix?: string }): AsyncRateLimits & { passwordChecks: KeyedLock } {
+  const { link, clock, local } = options;
+  const prefix = options.prefix ?? 'gatehouse:';
+  const window = (name: WindowName) =>
+    new FallbackCreationWindow(link, new RedisCreationWindow(link, { prefix: `${prefix}${name}:`, limit: 3, windowMs: FIFTEEN_MINUTES, clock }), local[name]);
+  const lockout = (name: LockoutName) =>
+    new FallbackFailureLockout(link, new RedisFailureLockout(link, { prefix: `${prefix}${name}:`, limit: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES, clock }), local[name]);
+  return {
+    address: new FallbackTokenBucket(link, new RedisTokenBucket(link, { prefix: `${prefix}address:`, capacity: 5, refillMs: 10_000, clock }), local.address),
+    loginBlock: lockout('loginBlock'),
+    resetRequests: window('resetRequests'),
+    emailVerificationRequests: window('emailVerificationRequests'),
+    emailUpdateRequests: window('emailUpdateRequests'),
+    totpVerify: lockout('totpVerify'),
+    totpRegister: lockout('totpRegister'),
+    reset2fa: lockout('reset2fa'),
+    emailVerify: lockout('emailVerify'),
+    emailUpdateVerify: lockout('emailUpdateVerify'),
+    passwordChecks: new RedisKeyedLock(link, { prefix: `${prefix}passwordCheck:` }),
+  };
+}

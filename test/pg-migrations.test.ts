@@ -1,0 +1,117 @@
+import { describe, expect, test } from 'bun:test';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { SQL } from 'bun';
+import { getTableConfig as pgTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig as sqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { migratePostgres, openPostgres } from '../src/db/pg-client';
+import { embeddedPgMigrations, pgMigrationSqlByTag } from '../src/db/pg-migrations';
+import * as pgSchema from '../src/db/pg-schema';
+import * as sqliteSchema from '../src/db/schema';
+import { postgresForThisFile } from './support/postgres';
+import { REPO_ROOT, runToExit, tempDirsOfThisFile } from './support/server-process';
+
+const FOLDER = join(REPO_ROOT, 'drizzle/pg');
+const journal = JSON.parse(readFileSync(join(FOLDER, 'meta/_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+const tempDir = tempDirsOfThisFile();
+const pg = await postgresForThisFile('PostgreSQL migrations');
+
+describe('embedded PostgreSQL migrations', () => {
+  test('every journal entry is embedded with the exact text of its SQL file, and every file is in the journal', () => {
+    expect(journal.entries.length).toBeGreaterThan(0);
+    for (const { tag } of journal.entries) expect(pgMigrationSqlByTag[tag]).toBe(readFileSync(join(FOLDER, `${tag}.sql`), 'utf8'));
+    const files = readdirSync(FOLDER).filter((name) => name.endsWith('.sql')).map((name) => name.replace(/\.sql$/, ''));
+    expect(files.sort()).toEqual(journal.entries.map((entry) => entry.tag).sort());
+    expect(Object.keys(pgMigrationSqlByTag).sort()).toEqual(files.sort());
+    expect(embeddedPgMigrations()).toHaveLength(journal.entries.length);
+  });
+
+  test('drizzle/pg is up to date with src/db/pg-schema.ts (drizzle-kit finds nothing to generate)', async () => {
+    const copy = join(tempDir(), 'pg');
+    cpSync(FOLDER, copy, { recursive: true });
+    const kit = join(REPO_ROOT, 'node_modules/.bin/drizzle-kit');
+    // drizzle-kit prefixes --out with "./", so it must be relative.
+    const out = relative(REPO_ROOT, copy);
+    const result = await runToExit(['generate', '--dialect', 'postgresql', '--schema', 'src/db/pg-schema.ts', '--out', out], { command: [kit], timeoutMs: 60_000 });
+    expect(`${result.stdout}${result.stderr}`).toContain('No schema changes');
+    expect(readdirSync(copy).filter((name) => name.endsWith('.sql'))).toHaveLength(journal.entries.length);
+  });
+
+  test('the PostgreSQL schema has the tables, columns and indexes of the SQLite one', () => {
+    const shape = (config: { name: string; columns: { name: string; notNull: boolean; primary: boolean }[]; indexes: { config: { name?: string; unique: boolean } }[]; foreignKeys: unknown[] }) => ({
+      name: config.name,
+      columns: config.columns.map((c) => `${c.name}${c.notNull ? ' not null' : ''}${c.primary ? ' primary' : ''}`).sort(),
+      indexes: config.indexes.map((i) => `${i.config.name}${i.config.unique ? ' unique' : ''}`).sort(),
+      foreignKeys: config.foreignKeys.length,
+    });
+    const tables = <T>(schema: Record<string, unknown>, isTable: (v: unknown) => v is T) => Object.values(schema).filter(isTable);
+    const isPg = (v: unknown): v is PgTable => typeof v === 'object' && v !== null && Symbol.for('drizzle:IsDrizzleTable') in v && 'enableRLS' in v;
+    const isSqlite = (v: unknown): v is SQLiteTable => typeof v === 'object' && v !== null && Symbol.for('drizzle:IsDrizzleTable') in v && !('enableRLS' in v);
+    const pgShapes = tables(pgSchema, isPg).map((t) => shape(pgTableConfig(t) as never)).sort((a, b) => a.name.localeCompare(b.name));
+    const sqliteShapes = tables(sqliteSchema, isSqlite).map((t) => shape(sqliteTableConfig(t) as never)).sort((a, b) => a.name.localeCompare(b.name));
+    expect(pgShapes.length).toBe(6);
+    expect(pgShapes).toEqual(sqliteShapes);
+  });
+});
+
+describe.skipIf(pg.skip)('applying them', () => {
+  const appliedCount = async (url: string) => {
+    const client = new SQL({ url, max: 1 });
+    const [row] = await client`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+    const counters = await client`SELECT name, value FROM counters`;
+    await client.close();
+    return { migrations: row.n as number, counters: [...counters] };
+  };
+
+  test('processes starting together apply each migration once (advisory lock)', async () => {
+    for (let round = 0; round < 3; round++) {
+      const { url } = await pg.server().createDatabase();
+      const script = join(REPO_ROOT, 'test/support/migrate-postgres.ts');
+      const results = await Promise.all(Array.from({ length: 4 }, () => runToExit([url], { command: [process.execPath, script], timeoutMs: 30_000 })));
+      expect(results.map((r) => (r.exitCode === 0 ? 0 : r.stderr))).toEqual([0, 0, 0, 0]);
+      expect(await appliedCount(url)).toEqual({ migrations: journal.entries.length, counters: [{ name: 'users', value: '0' }] });
+    }
+  });
+
+  test('pools of one process migrating at once do not race either', async () => {
+    const { url } = await pg.server().createDatabase();
+    await Promise.all(Array.from({ length: 4 }, () => migratePostgres(url)));
+    expect(await appliedCount(url)).toEqual({ migrations: journal.entries.length, counters: [{ name: 'users', value: '0' }] });
+  });
+
+  test('opening again is a no-op and keeps the data; the advisory lock is released', async () => {
+    const { url } = await pg.server().createDatabase();
+    const first = await openPostgres(url);
+    await first.insert(pgSchema.users).values({ id: 'kept', createdAt: 1, passwordHash: 'h', recoveryCodeHash: 'r' });
+    await first.$client.close();
+    const second = await openPostgres(url);
+    expect(await second.select({ id: pgSchema.users.id }).from(pgSchema.users)).toEqual([{ id: 'kept' }]);
+    expect(await appliedCount(url)).toEqual({ migrations: journal.entries.length, counters: [{ name: 'users', value: '1' }] });
+    const [{ n }] = await second.$client`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'`;
+    expect(n).toBe(0);
+    await second.$client.close();
+  });
+
+  test('the users counter follows inserts and deletes, in bulk and in parallel', async () => {
+    const db = await openPostgres((await pg.server().freshDatabase()).url, { maxConnections: 8 });
+    const count = async () => (await db.select().from(pgSchema.counters))[0]?.value;
+    const user = (id: string) => ({ id, createdAt: 1, passwordHash: 'h', recoveryCodeHash: 'r' });
+    expect(await count()).toBe(0);
+    await db.insert(pgSchema.users).values([user('a'), user('b'), user('c')]);
+    expect(await count()).toBe(3);
+    await db.insert(pgSchema.users).values([user('a'), user('d')]).onConflictDoNothing();
+    expect(await count()).toBe(4);
+    await db.$client`DELETE FROM users WHERE id IN ('a', 'b')`;
+    await db.$client`DELETE FROM users WHERE id = 'nobody'`;
+    expect(await count()).toBe(2);
+    // A failed statement changes nothing, the counter included.
+    await db.insert(pgSchema.users).values([user('e'), user('c')]).catch(() => undefined);
+    expect(await count()).toBe(2);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => db.insert(pgSchema.users).values(user(`p${i}`))));
+    await Promise.all(Array.from({ length: 10 }, (_, i) => db.$client`DELETE FROM users WHERE id = ${`p${i}`}`));
+    const [{ n }] = await db.$client`SELECT count(*)::int AS n FROM users`;
+    expect(n).toBe(32);
+    expect(await count()).toBe(32);
+    await db.$client.close();
+  });
+});

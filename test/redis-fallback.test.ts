@@ -1,0 +1,128 @@
+// API.md §10: with Redis unreachable, limits fall back to per-process ones (logged); when it returns, they move back.
+import { afterEach, describe, expect, test } from 'bun:test';
+import { createRateLimits, type RateLimits } from '../src/security/rate-limit';
+import type { LimitResult } from '../src/security/rate-limit-redis';
+import { createSharedRateLimits, type AsyncRateLimits } from '../src/security/rate-limit-shared';
+import { RedisKeyedLock } from '../src/security/redis-keyed-lock';
+import { RedisLink } from '../src/security/redis-link';
+import { redisForThisFile } from './support/redis';
+
+const redis = await redisForThisFile('Redis outages');
+const links: RedisLink[] = [];
+
+afterEach(async () => {
+  for (const link of links.splice(0)) link.close();
+  if (redis.skip) return;
+  redis.server().thaw();
+  await redis.server().start();
+}, 30_000);
+
+/** Today's in-process limits behind the async interfaces the main tree is moving to. */
+function asyncLimits(limits: RateLimits): AsyncRateLimits {
+  const wrap = <T extends object>(limiter: T) =>
+    new Proxy(limiter, { get: (target, property) => (...args: unknown[]) => Promise.resolve((target as never as Record<PropertyKey, (...a: unknown[]) => unknown>)[property]!(...args)) });
+  return Object.fromEntries(Object.entries(limits).map(([name, limiter]) => [name, wrap(limiter)])) as never;
+}
+
+function setup(options: { commandTimeoutMs?: number } = {}) {
+  const logs: Record<string, unknown>[] = [];
+  const clock = () => 1_700_000_000_000;
+  const link = new RedisLink({ url: redis.server().url, log: (fields) => logs.push(fields), probeIntervalMs: 100, commandTimeoutMs: options.commandTimeoutMs ?? 250 });
+  links.push(link);
+  const limits = createSharedRateLimits({ link, clock, local: asyncLimits(createRateLimits(clock)), prefix: `fallback:${links.length}:` });
+  const messages = () => logs.map((line) => `${line.level}: ${line.message}`);
+  return { link, limits, logs, messages };
+}
+
+const until = async (condition: () => boolean, timeoutMs = 5000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await Bun.sleep(10);
+  }
+};
+const LOST = 'warn: Redis is unreachable: limits are per process until it is back';
+const BACK = 'info: Redis is reachable again: limits are shared again';
+
+describe.skipIf(redis.skip)('Redis killed and restarted while calls flow', () => {
+  test('no call fails or waits, one line when Redis is lost and one when it is back, and limits move back', async () => {
+    const { link, limits, messages } = setup();
+    await link.start();
+    const failures: unknown[] = [];
+    let slowest = 0;
+    let flowing = true;
+    const flow = (async () => {
+      for (let i = 0; flowing; i++) {
+        const start = performance.now();
+        await Promise.all([limits.address.consume(`ip-${i % 50}`), limits.loginBlock.check(`ip-${i % 50}`), limits.totpVerify.recordFailure(`user-${i % 50}`)]).catch((error) => failures.push(error));
+        slowest = Math.max(slowest, performance.now() - start);
+        await Bun.sleep(2);
+      }
+    })();
+    await Bun.sleep(200);
+    await redis.server().kill();
+    await until(() => !link.available);
+    // While Redis is down the per-process limits apply.
+    const local: LimitResult[] = [];
+    for (let i = 0; i < 6; i++) local.push(await limits.address.consume('down-ip'));
+    expect(local.map((r) => r.ok)).toEqual([true, true, true, true, true, false]);
+    await Bun.sleep(300);
+    await redis.server().start();
+    await until(() => link.available);
+    await Bun.sleep(200);
+    flowing = false;
+    await flow;
+    expect(failures).toEqual([]);
+    expect(slowest).toBeLessThan(300);
+    expect(messages()).toEqual([LOST, BACK]);
+    // Shared again: the limit is in Redis (which restarted empty, so the script was sent again).
+    expect((await limits.address.consume('after-ip')).ok).toBe(true);
+    expect(await link.send('KEYS', ['fallback:*address:after-ip'])).toHaveLength(1);
+  });
+
+  test('a hung Redis costs one call the command timeout; the next ones go local at once', async () => {
+    const { link, limits, messages } = setup({ commandTimeoutMs: 200 });
+    await link.start();
+    expect((await limits.address.consume('ip')).ok).toBe(true);
+    redis.server().freeze();
+    let start = performance.now();
+    expect((await limits.address.consume('ip')).ok).toBe(true);
+    const first = performance.now() - start;
+    expect(first).toBeGreaterThanOrEqual(190);
+    expect(first).toBeLessThan(350);
+    start = performance.now();
+    await limits.loginBlock.check('ip');
+    expect(performance.now() - start).toBeLessThan(20);
+    expect(link.available).toBe(false);
+    redis.server().thaw();
+    await until(() => link.available);
+    expect(messages()).toEqual([LOST, BACK]);
+  });
+
+  test('starting while Redis is down: per-process limits at once, shared when it comes up', async () => {
+    await redis.server().kill();
+    const { link, limits, messages } = setup();
+    await link.start();
+    expect(link.available).toBe(false);
+    expect(messages()).toEqual([LOST]);
+    expect((await limits.resetRequests.hit('user')).ok).toBe(true);
+    await redis.server().start();
+    await until(() => link.available);
+    expect(messages()).toEqual([LOST, BACK]);
+  });
+
+  test('the password-check lock runs tasks one at a time in this process while Redis is down', async () => {
+    const { link } = setup();
+    await link.start();
+    const lock = new RedisKeyedLock(link, { prefix: 'fallback-lock:' });
+    await redis.server().kill();
+    const order: string[] = [];
+    const task = (name: string) => async () => {
+      order.push(`${name} in`);
+      await Bun.sleep(20);
+      order.push(`${name} out`);
+    };
+    await Promise.all([lock.run('addr', task('a')), lock.run('addr', task('b'))]);
+    expect(order).toEqual(['a in', 'a out', 'b in', 'b out']);
+  });
+});
