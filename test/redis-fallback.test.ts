@@ -1,8 +1,7 @@
 // API.md §10: with Redis unreachable, limits fall back to per-process ones (logged); when it returns, they move back.
 import { afterEach, describe, expect, test } from 'bun:test';
-import { createRateLimits, type RateLimits } from '../src/security/rate-limit';
-import type { LimitResult } from '../src/security/rate-limit-redis';
-import { createSharedRateLimits, type AsyncRateLimits } from '../src/security/rate-limit-shared';
+import { createRateLimits, type LimitResult } from '../src/security/rate-limit';
+import { createSharedRateLimits } from '../src/security/rate-limit-shared';
 import { RedisKeyedLock } from '../src/security/redis-keyed-lock';
 import { RedisLink } from '../src/security/redis-link';
 import { redisForThisFile } from './support/redis';
@@ -17,19 +16,12 @@ afterEach(async () => {
   await redis.server().start();
 }, 30_000);
 
-/** Today's in-process limits behind the async interfaces the main tree is moving to. */
-function asyncLimits(limits: RateLimits): AsyncRateLimits {
-  const wrap = <T extends object>(limiter: T) =>
-    new Proxy(limiter, { get: (target, property) => (...args: unknown[]) => Promise.resolve((target as never as Record<PropertyKey, (...a: unknown[]) => unknown>)[property]!(...args)) });
-  return Object.fromEntries(Object.entries(limits).map(([name, limiter]) => [name, wrap(limiter)])) as never;
-}
-
 function setup(options: { commandTimeoutMs?: number } = {}) {
   const logs: Record<string, unknown>[] = [];
   const clock = () => 1_700_000_000_000;
   const link = new RedisLink({ url: redis.server().url, log: (fields) => logs.push(fields), probeIntervalMs: 100, commandTimeoutMs: options.commandTimeoutMs ?? 250 });
   links.push(link);
-  const limits = createSharedRateLimits({ link, clock, local: asyncLimits(createRateLimits(clock)), prefix: `fallback:${links.length}:` });
+  const limits = createSharedRateLimits({ link, clock, local: createRateLimits(clock), prefix: `fallback:${links.length}:` });
   const messages = () => logs.map((line) => `${line.level}: ${line.message}`);
   return { link, limits, logs, messages };
 }

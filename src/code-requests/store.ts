@@ -4,7 +4,7 @@ import type { Db } from '../db/client';
 import { emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
-const MAX_WRONG_CODES = 5;
+export const MAX_WRONG_CODES = 5;
 
 /** From its `expires_at` second on, a request behaves as if it did not exist (the sweep deletes it later). */
 export const isLive = (expiresAt: SQLiteColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);

@@ -1,4 +1,5 @@
-import { DatabaseUnavailableError } from './pg-errors';
+import { AppError } from '../errors';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from './pg-errors';
 
 /**
  * Settles with `task`, or rejects with DatabaseUnavailableError after `ms`. Needed because a
@@ -34,6 +35,28 @@ export function withDeadlines<T extends object>(target: T, ms: number): AsyncMet
       return (...args: unknown[]) => {
         const result = value.apply(object, args);
         return isThenable(result) ? withDeadline(result, ms, String(property)) : result;
+      };
+    },
+  }) as AsyncMethods<T>;
+}
+
+/**
+ * A PostgreSQL store as the services need it: every method bounded by `ms`, and a database that is
+ * down, slow or going away answering 503 UNAVAILABLE (API.md §10) instead of a 500.
+ */
+export function asAvailableStore<T extends object>(target: T, ms: number): AsyncMethods<T> {
+  const bounded = withDeadlines(target, ms);
+  return new Proxy(bounded, {
+    get(object, property, receiver) {
+      const value = Reflect.get(object, property, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await value.apply(object, args);
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) throw new AppError('UNAVAILABLE');
+          throw error;
+        }
       };
     },
   }) as AsyncMethods<T>;

@@ -3,14 +3,8 @@
 // the rules are exactly those of rate-limit.ts (and tests with a fake clock work); instances are
 // assumed to keep their clocks in step (NTP), well within a second.
 import type { Clock } from './clock';
+import type { CreationWindow, FailureLockout, LimitResult, TokenBucket } from './rate-limit';
 import { RedisScript, type RedisLink } from './redis-link';
-
-export type LimitResult = { ok: true } | { ok: false; retryAfterSeconds: number };
-export interface TokenBucket { consume(key: string): Promise<LimitResult> }
-export interface CreationWindow { hit(key: string): Promise<LimitResult> }
-export interface FailureLockout { check(key: string): Promise<LimitResult>; recordFailure(key: string): Promise<void>; reset(key: string): Promise<void> }
-/** Runs tasks with the same key one after another, across every instance. */
-export interface KeyedLock { run<T>(key: string, task: () => Promise<T>): Promise<T> }
 
 const ALLOWED: LimitResult = { ok: true };
 /** A script's answer: 0 allowed, otherwise the milliseconds to wait (at least 1, so a refusal never reads as 0). */

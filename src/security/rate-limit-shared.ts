@@ -1,14 +1,6 @@
 import type { Clock } from './clock';
-import {
-  RedisCreationWindow,
-  RedisFailureLockout,
-  RedisTokenBucket,
-  type CreationWindow,
-  type FailureLockout,
-  type KeyedLock,
-  type LimitResult,
-  type TokenBucket,
-} from './rate-limit-redis';
+import type { CreationWindow, FailureLockout, LimitResult, RateLimits, TokenBucket } from './rate-limit';
+import { RedisCreationWindow, RedisFailureLockout, RedisTokenBucket } from './rate-limit-redis';
 import { RedisKeyedLock } from './redis-keyed-lock';
 import { RedisUnavailableError, type RedisLink } from './redis-link';
 
@@ -50,29 +42,15 @@ export class FallbackFailureLockout implements FailureLockout {
   }
 }
 
-/** The limits of API.md §5 behind the async interfaces, plus the per-address serialisation of password checks. */
-export interface AsyncRateLimits {
-  address: TokenBucket;
-  loginBlock: FailureLockout;
-  resetRequests: CreationWindow;
-  emailVerificationRequests: CreationWindow;
-  emailUpdateRequests: CreationWindow;
-  totpVerify: FailureLockout;
-  totpRegister: FailureLockout;
-  reset2fa: FailureLockout;
-  emailVerify: FailureLockout;
-  emailUpdateVerify: FailureLockout;
-}
-
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
 type WindowName = 'resetRequests' | 'emailVerificationRequests' | 'emailUpdateRequests';
 type LockoutName = 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify';
 
 /**
  * The §5 limits in Redis (every key under `prefix`, e.g. `gatehouse:loginBlock:{1.2.3.4}:failures`),
- * each falling back to its twin in `local` while Redis is unreachable; and the password-check lock.
+ * each falling back to its twin in `local` while Redis is unreachable; and the keyed lock.
  */
-export function createSharedRateLimits(options: { link: RedisLink; clock: Clock; local: AsyncRateLimits; prefix?: string }): AsyncRateLimits & { passwordChecks: KeyedLock } {
+export function createSharedRateLimits(options: { link: RedisLink; clock: Clock; local: RateLimits; prefix?: string }): RateLimits {
   const { link, clock, local } = options;
   const prefix = options.prefix ?? 'gatehouse:';
   const window = (name: WindowName) =>
@@ -90,6 +68,6 @@ export function createSharedRateLimits(options: { link: RedisLink; clock: Clock;
     reset2fa: lockout('reset2fa'),
     emailVerify: lockout('emailVerify'),
     emailUpdateVerify: lockout('emailUpdateVerify'),
-    passwordChecks: new RedisKeyedLock(link, { prefix: `${prefix}passwordCheck:` }),
+    serial: new RedisKeyedLock(link, { prefix: `${prefix}serial:` }),
   };
 }

@@ -1,5 +1,5 @@
 import { KeyedSerializer } from './keyed-serializer';
-import type { KeyedLock } from './rate-limit-redis';
+import type { KeyedLock } from './rate-limit';
 import { RedisScript, RedisUnavailableError, type RedisLink } from './redis-link';
 
 // Only the owner (the token it set) may release or extend a lock.

@@ -1,7 +1,7 @@
 // `bun run test/bench/redis-limit-cost.ts`: what one limit check costs in Redis (EVALSHA round trip),
 // one at a time and 32 in flight on one connection. Numbers in notes/pg-redis-findings.md.
 import { createRateLimits } from '../../src/security/rate-limit';
-import { createSharedRateLimits, type AsyncRateLimits } from '../../src/security/rate-limit-shared';
+import { createSharedRateLimits } from '../../src/security/rate-limit-shared';
 import { RedisLink } from '../../src/security/redis-link';
 import { reportSkipped } from '../support/debian-packages';
 import { redisAvailability, startRedis } from '../support/redis';
@@ -17,12 +17,12 @@ try {
   await link.start();
   const clock = () => Date.now();
   // Only the shared path is measured; the local limits are never asked while Redis answers.
-  const limits = createSharedRateLimits({ link, clock, local: createRateLimits(clock) as unknown as AsyncRateLimits });
+  const limits = createSharedRateLimits({ link, clock, local: createRateLimits(clock) });
   const variants: Record<string, (i: number) => Promise<unknown>> = {
     'address bucket consume (script)': (i) => limits.address.consume(`10.0.${i % 200}.${i % 250}`),
     'login block check (GET)': (i) => limits.loginBlock.check(`10.0.${i % 200}.${i % 250}`),
     'login block recordFailure (script)': (i) => limits.loginBlock.recordFailure(`10.1.${i % 200}.${i % 250}`),
-    'password-check lock run (SET NX + release script)': (i) => limits.passwordChecks.run(`10.2.${i % 200}.${i % 250}`, async () => undefined),
+    'password-check lock run (SET NX + release script)': (i) => limits.serial.run(`10.2.${i % 200}.${i % 250}`, async () => undefined),
   };
   console.log(`| call | sequential round trip | ${IN_FLIGHT} in flight, one connection |`);
   console.log('|---|---|---|');

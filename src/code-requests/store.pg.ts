@@ -1,0 +1,52 @@
+import { and, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { PgDb } from '../db/pg-client';
+import { emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
+import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type WrongCodeOutcome } from './store';
+
+export const isLivePg = (expiresAt: PgColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);
+
+export interface CountedPgRequests {
+  table: PgTable & { failedAttempts: PgColumn; expiresAt: PgColumn };
+  key: PgColumn;
+}
+
+/**
+ * Counts one wrong code with a conditional increment and deletes the row on the 5th, in one
+ * transaction; a parallel twin waits on the row lock the UPDATE takes, then sees the new count.
+ */
+export function recordWrongCodePg(db: PgDb, rows: CountedPgRequests, id: string, nowSeconds: number): Promise<WrongCodeOutcome> {
+  return db.transaction(async (tx) => {
+    const [counted] = await tx
+      .update(rows.table)
+      .set({ failedAttempts: sql`${rows.table.failedAttempts} + 1` } as never)
+      .where(and(eq(rows.key, id), lt(rows.table.failedAttempts, MAX_WRONG_CODES), isLivePg(rows.table.expiresAt, nowSeconds)))
+      .returning({ attempts: rows.table.failedAttempts });
+    if (counted === undefined) return 'gone';
+    if ((counted.attempts as number) < MAX_WRONG_CODES) return 'counted';
+    await tx.delete(rows.table).where(eq(rows.key, id));
+    return 'invalidated';
+  });
+}
+
+const TABLES = {
+  password_reset: passwordResetRequests,
+  email_update: emailUpdateRequests,
+  email_verification: emailVerificationRequests,
+} as const;
+
+/** Batches by ctid; SKIP LOCKED lets the sweeps of several instances run side by side. */
+export function postgresCodeRequestStore(db: PgDb): CodeRequestStore {
+  const deleteSql = (kind: RequestKind, nowSeconds: number, limit: number) => {
+    const table = TABLES[kind];
+    const name = sql.identifier(getTableName(table));
+    return sql`delete from ${name} where ctid in (
+      select ctid from ${name} where ${sql.identifier(table.expiresAt.name)} <= ${nowSeconds} limit ${limit} for update skip locked)`;
+  };
+  return {
+    async deleteExpired(kind, nowSeconds, limit) {
+      const result = (await db.execute(deleteSql(kind, nowSeconds, limit))) as unknown as { count?: number };
+      return result.count ?? 0;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { and, asc, eq, ne } from 'drizzle-orm';
+import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
+import type { PgDb } from '../db/pg-client';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/pg-errors';
+import { emailUpdateRequests as requests, passwordResetRequests, users } from '../db/pg-schema';
+import type { EmailUpdateStore } from './store';
+
+const counted: CountedPgRequests = { table: requests, key: requests.id };
+const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLivePg(requests.expiresAt, nowSeconds));
+const otherHolderOf = (email: string, userId: string) => and(eq(users.email, email), ne(users.id, userId));
+
+export function postgresEmailUpdateStore(db: PgDb): EmailUpdateStore {
+  return {
+    heldByOther: async (email, userId) => (await db.select({ id: users.id }).from(users).where(otherHolderOf(email, userId))).length > 0,
+    async insert(record) {
+      try {
+        await db.insert(requests).values(record);
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    listLive: (userId, nowSeconds) =>
+      db
+        .select()
+        .from(requests)
+        .where(and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds)))
+        .orderBy(asc(requests.createdAt), asc(requests.id)),
+    async deleteAllOf(userId) {
+      await db.delete(requests).where(eq(requests.userId, userId));
+    },
+    findLive: async (id, nowSeconds) => (await db.select().from(requests).where(live(id, nowSeconds)))[0],
+    deleteLive: async (id, nowSeconds) => (await db.delete(requests).where(live(id, nowSeconds)).returning({ id: requests.id })).length > 0,
+    recordWrongCode: (id, nowSeconds) => recordWrongCodePg(db, counted, id, nowSeconds),
+    /**
+     * The claim (DELETE … RETURNING) makes a parallel twin wait and then find nothing. Under READ
+     * COMMITTED another transaction may take the address between the check and the UPDATE; the
+     * unique index catches that, and the claim then rolls back with 'taken' committed separately.
+     */
+    async apply(request, nowSeconds) {
+      try {
+        return await db.transaction(async (tx) => {
+          const claimed = await tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id });
+          if (claimed.length === 0) return 'gone';
+          const holder = await tx.select({ id: users.id }).from(users).where(otherHolderOf(request.email, request.userId));
+          if (holder.length > 0) return 'taken';
+          await tx.update(users).set({ email: request.email, emailVerified: true }).where(eq(users.id, request.userId));
+          await tx.delete(requests).where(eq(requests.email, request.email));
+          await tx.delete(passwordResetRequests).where(eq(passwordResetRequests.userId, request.userId));
+          return 'updated';
+        });
+      } catch (error) {
+        if (!isUniqueViolation(error, 'users_email_unique')) throw error;
+        // The address was taken between the check and the update: invalidate this request as 'taken' does.
+        await db.delete(requests).where(eq(requests.id, request.id));
+        return 'taken';
+      }
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { and, eq } from 'drizzle-orm';
+import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
+import type { PgDb } from '../db/pg-client';
+import { isForeignKeyViolation } from '../db/pg-errors';
+import { emailVerificationRequests as requests, users } from '../db/pg-schema';
+import type { EmailVerificationStore } from './store';
+
+const counted: CountedPgRequests = { table: requests, key: requests.userId };
+const liveFor = (userId: string, nowSeconds: number) => and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds));
+
+export function postgresEmailVerificationStore(db: PgDb): EmailVerificationStore {
+  return {
+    findLive: async (userId, nowSeconds) => (await db.select().from(requests).where(liveFor(userId, nowSeconds)))[0],
+    async replace(record) {
+      const { userId: _, ...fresh } = record;
+      try {
+        await db.insert(requests).values(record).onConflictDoUpdate({ target: requests.userId, set: fresh });
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    deleteLive: async (userId, nowSeconds) =>
+      (await db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId })).length > 0,
+    recordWrongCode: (userId, nowSeconds) => recordWrongCodePg(db, counted, userId, nowSeconds),
+    redeem: (checked, nowSeconds) =>
+      db.transaction(async (tx) => {
+        const claimed = await tx
+          .delete(requests)
+          .where(and(liveFor(checked.userId, nowSeconds), eq(requests.code, checked.code)))
+          .returning({ userId: requests.userId });
+        if (claimed.length === 0) return false;
+        await tx.update(users).set({ emailVerified: true }).where(eq(users.id, checked.userId));
+        return true;
+      }),
+  };
+}

@@ -1,0 +1,79 @@
+import { asc, desc, eq, sql } from 'drizzle-orm';
+import type { PgDb } from '../db/pg-client';
+import { isUniqueViolation } from '../db/pg-errors';
+import { counters, totpCredentials, users } from '../db/pg-schema';
+import type { ListOptions, UserView } from './model';
+import type { UserStore } from './store';
+
+const registeredTotp = sql<boolean>`exists(select 1 from ${totpCredentials} where ${totpCredentials.userId} = ${users.id})`;
+const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp };
+type ViewColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: boolean };
+
+const toUserView = (row: ViewColumns): UserView => ({
+  id: row.id,
+  created_at: row.createdAt,
+  email: row.email,
+  email_verified: row.emailVerified,
+  registered_totp: row.registeredTotp,
+});
+
+// strpos() instead of LIKE, so `%` and `_` in the query are literal characters.
+const emailContains = sql`strpos(${users.email}, ${sql.placeholder('query')}) > 0`;
+
+function preparePage(db: PgDb, options: ListOptions, name: string) {
+  const direction = options.ascending ? asc : desc;
+  const order = options.sortBy === 'id' ? [direction(users.id)] : [direction(users.createdAt), direction(users.id)];
+  return db
+    .select(viewColumns)
+    .from(users)
+    .where(options.emailQuery === null ? undefined : emailContains)
+    .orderBy(...order)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare(name);
+}
+
+/** The PostgreSQL twin of sqliteUserStore; the queries every request runs are prepared once. */
+export function postgresUserStore(db: PgDb): UserStore {
+  const viewById = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_view_by_id');
+  const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
+  const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_by_email');
+  const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare('users_total');
+  const matching = db.select({ n: sql<number>`count(*)::int` }).from(users).where(emailContains).prepare('users_matching');
+  const pages = new Map<string, ReturnType<typeof preparePage>>();
+  const page = (options: ListOptions) => {
+    const key = `${options.sortBy}_${options.ascending ? 'asc' : 'desc'}_${options.emailQuery !== null ? 'filtered' : 'all'}`;
+    let query = pages.get(key);
+    if (query === undefined) pages.set(key, (query = preparePage(db, options, `users_page_${key}`)));
+    return query;
+  };
+
+  return {
+    async findView(id) {
+      const [row] = await viewById.execute({ id });
+      return row && toUserView(row);
+    },
+    find: async (id) => (await rowById.execute({ id }))[0],
+    findByEmail: async (email) => (await rowByEmail.execute({ email }))[0],
+    async insert(user) {
+      try {
+        await db.insert(users).values(user);
+        return true;
+      } catch (error) {
+        if (isUniqueViolation(error, 'users_email_unique')) return false;
+        throw error;
+      }
+    },
+    async delete(id) {
+      await db.delete(users).where(eq(users.id, id));
+    },
+    async list(options) {
+      const [rows, counted] = await Promise.all([
+        page(options).execute({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage }),
+        options.emailQuery === null ? total.execute() : matching.execute({ query: options.emailQuery }),
+      ]);
+      const first = counted[0] as { value?: number; n?: number } | undefined;
+      return { items: rows.map(toUserView), total: first?.value ?? first?.n ?? 0 };
+    },
+  };
+}
