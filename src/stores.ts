@@ -2,6 +2,7 @@ import { sqliteCodeRequestStore } from './code-requests/store';
 import type { Db } from './db/client';
 import { sqliteEmailUpdateStore } from './email-update/store';
 import { sqliteEmailVerificationStore } from './email-verification/store';
+import { sqlitePasskeyStore } from './passkeys/store';
 import { sqlitePasswordResetStore } from './password-reset/store';
 import { sqlitePasswordStore } from './passwords/store';
 import { sqliteRecoveryCodeStore } from './recovery-code/store';
@@ -21,6 +22,7 @@ export function sqliteStores(db: Db) {
     recoveryCode: sqliteRecoveryCodeStore(db),
     status: sqliteStatusStore(db),
     codeRequests: sqliteCodeRequestStore(db),
+    passkeys: sqlitePasskeyStore(db),
   };
 }
 export type Stores = ReturnType<typeof sqliteStores>;
