@@ -56,14 +56,14 @@ function appBackend(gatehouse: () => ServerProcess) {
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => Response.json(body, { status, headers });
   const call = async (path: string, body?: unknown) => {
     const reply = await gatehouse().request('POST', path, body);
-    return { status: reply.status, body: reply.status === 204 ? null : await reply.json() };
+    return { status: reply.status, body: (reply.status === 204 ? null : await reply.json()) as any };
   };
   const startSession = (userId: string, complete: boolean) => {
     const token = crypto.randomUUID();
     sessions.set(token, { userId, complete });
     return { 'set-cookie': `sid=${token}; HttpOnly; SameSite=Strict; Path=/` };
   };
-  const relay = (reply: { status: number; body: unknown }, headers?: Record<string, string>) => json(reply.body ?? {}, reply.status, headers);
+  const relay = (reply: { status: number; body: any }, headers?: Record<string, string>) => json(reply.body ?? {}, reply.status, headers);
 
   return Bun.serve({
     port: 0,
@@ -157,9 +157,9 @@ describe.skipIf(skip)('passkeys in a real browser against the Gatehouse process'
     expect(step).toEqual({ second_factor: true });
     expect(await tab.call('me')).toMatchObject({ id: user.id });
 
-    const listed = await (await gatehouse.request('GET', `/users/${user.id}/passkeys`)).json();
+    const listed = (await (await gatehouse.request('GET', `/users/${user.id}/passkeys`)).json()) as { last_used_at: number | null }[];
     expect(listed).toHaveLength(1);
-    expect(listed[0].last_used_at).toBeNumber();
+    expect(listed[0]!.last_used_at).toBeNumber();
     expect((await tab.credentials())[0]!.signCount).toBe(3);
 
     // The browser refuses on its own a second passkey on the same authenticator (excludeCredentials).

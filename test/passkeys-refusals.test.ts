@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import { createRateLimits } from '../src/security/rate-limit';
+import { seedPasskeys } from './fuzz/passkeys-seed';
 import type { CeremonyKnobs } from './support/soft-authenticator';
 import { expectError, type Harness } from './support/harness';
 import {
@@ -223,5 +225,37 @@ describe('login and second factor refused by their challenge (nothing used up)',
     const response = await othersAuthenticator.authenticate({ ...options, allowCredentials: [] });
     const call = () => h.call('POST', `/users/${user.id}/verify-2fa/passkey`, { body: { challenge_id, response } });
     await refused(call, 'PASSKEY_VERIFICATION_FAILED', { id: challenge_id, consumed: true });
+  });
+});
+
+describe('hostile credential objects on every verify route (the fuzz seed\'s list)', () => {
+  test('each is INVALID_DATA, PASSKEY_VERIFICATION_FAILED or PAYLOAD_TOO_LARGE, never a 5xx; most reach the library', async () => {
+    const { hostile } = await seedPasskeys({ owner: 'o', newcomer: 'n' }, 0);
+    const user = await h.createUser();
+    await registered(h, user.id, softAuthenticator());
+    const seen: Record<string, number> = {};
+    let reachedVerification = 0;
+    for (const response of hostile) {
+      const routes: [string, () => Promise<{ challenge_id: string }>][] = [
+        [`/users/${user.id}/passkeys`, () => registrationOptions(h, user.id)],
+        ['/authenticate/passkey', () => authenticationOptions(h)],
+        [`/users/${user.id}/verify-2fa/passkey`, () => authenticationOptions(h, { user_id: user.id, purpose: 'second_factor' })],
+      ];
+      let verified = false;
+      for (const [path, options] of routes) {
+        h.deps.limits = createRateLimits(h.deps.clock); // no lockout in the way
+        const { challenge_id } = await options();
+        const res = await h.call('POST', path, { body: { challenge_id, response } });
+        expect({ path, status: res.status }).toEqual({ path, status: res.status < 500 ? res.status : -1 });
+        expect(Object.keys(res.json)).toEqual(['error']);
+        seen[res.json.error] = (seen[res.json.error] ?? 0) + 1;
+        verified ||= res.json.error === 'PASSKEY_VERIFICATION_FAILED';
+      }
+      if (verified) reachedVerification++;
+    }
+    // A few near 60,000-character fields push the whole body over 64 KiB.
+    expect(Object.keys(seen).sort()).toEqual(['INVALID_DATA', 'PASSKEY_VERIFICATION_FAILED', 'PAYLOAD_TOO_LARGE']);
+    // Only the objects with a wrongly typed field stop at the schema; the rest reach the library on some route.
+    expect(reachedVerification).toBeGreaterThanOrEqual(hostile.length - 10);
   });
 });

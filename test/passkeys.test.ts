@@ -186,6 +186,12 @@ describe('passwordless login', () => {
     expectError(await h.call('POST', '/passkey-authentication-options', { body: { purpose: 'admin' } }), 400, 'INVALID_DATA');
     const user = await h.createUser();
     expectError(await h.call('POST', `/users/${user.id}/passkey-registration-options`, { body: { user_verification: 'discouraged' } }), 400, 'INVALID_DATA');
+    // Every field of the two options bodies is optional, and still the body must be an object (found by the fuzzer).
+    for (const rawBody of ['"x"', '5', '[]', '<xml/>', 'null']) {
+      expectError(await h.call('POST', `/users/${user.id}/passkey-registration-options`, { rawBody }), 400, 'INVALID_DATA');
+      expectError(await h.call('POST', '/passkey-authentication-options', { rawBody }), 400, 'INVALID_DATA');
+    }
+    expect((await h.call('POST', '/passkey-authentication-options', { rawBody: '' })).status).toBe(200);
   });
 });
 

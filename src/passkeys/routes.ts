@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia';
 import { AppError } from '../errors';
+import { requireObjectBody } from '../http/conventions';
 import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
@@ -30,6 +31,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
         passkeys.authenticationOptions({ userId: body.user_id ?? null, purpose: body.purpose ?? 'login', clientIp: presentClientIp(body.client_ip) }),
       {
         body: AuthenticationOptionsBody,
+        transform: requireObjectBody,
         ...documented({
           summary: 'Start a passkey login or second factor',
           tag: TAG,
@@ -64,6 +66,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
     .use(pathResource('user', findUser))
     .post('/users/:id/passkey-registration-options', ({ body, user }) => passkeys.registrationOptions(user, body.user_verification), {
       body: RegistrationOptionsBody,
+      transform: requireObjectBody,
       ...documented({
         summary: 'Start registering a passkey',
         tag: TAG,
