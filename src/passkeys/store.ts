@@ -1,6 +1,7 @@
-import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, gt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/constraints';
+import { groupCommit } from '../db/group-commit';
 import { challenges, passkeys, type PasskeyRow } from '../db/schema';
 
 export interface PasskeyRecord {
@@ -40,7 +41,10 @@ export interface PasskeyUse {
   nowSeconds: number;
 }
 
-/** Each method is one atomic unit (API.md §1, Atomicity). */
+/**
+ * Each method is one atomic unit (API.md §1, Atomicity). On SQLite the units of a login share
+ * commits (db/group-commit.ts); on another database each can be a plain transaction.
+ */
 export interface PasskeyStore {
   /** Oldest first, ties by id. */
   listOf(userId: string): Promise<PasskeyRecord[]>;
@@ -71,13 +75,35 @@ export interface PasskeyStore {
 
 const toRecord = (row: PasskeyRow): PasskeyRecord => ({ ...row, transports: row.transports === '' ? [] : row.transports.split(',') });
 const toRow = (record: PasskeyRecord) => ({ ...record, transports: record.transports.join(',') });
-const liveChallenge = (id: string, nowSeconds: number) => and(eq(challenges.id, id), gt(challenges.expiresAt, nowSeconds));
 const ofUser = (userId: string, passkeyId: string) => and(eq(passkeys.id, passkeyId), eq(passkeys.userId, userId));
+const placeholder = sql.placeholder;
+const liveChallenge = and(eq(challenges.id, placeholder('id')), gt(challenges.expiresAt, placeholder('now')));
+
+/** The statements of every login are prepared once: building and compiling them cost more than running them. */
+function prepare(db: Db) {
+  return {
+    byCredentialId: db.select().from(passkeys).where(eq(passkeys.credentialId, placeholder('credentialId'))).prepare(),
+    findChallenge: db.select().from(challenges).where(liveChallenge).prepare(),
+    consume: db.delete(challenges).where(liveChallenge).returning({ id: challenges.id }).prepare(),
+    insertChallenge: db
+      .insert(challenges)
+      .values(Object.fromEntries(Object.keys(getTableColumns(challenges)).map((key) => [key, placeholder(key)])) as never)
+      .prepare(),
+    // The library's counter rule again, against the counter as it is now.
+    recordUse: db
+      .update(passkeys)
+      .set({ counter: placeholder('counter') as never, backedUp: placeholder('backedUp') as never, lastUsedAt: placeholder('now') as never })
+      .where(and(eq(passkeys.id, placeholder('id')), sql`(${passkeys.counter} < ${placeholder('counter')} or (${passkeys.counter} = 0 and ${placeholder('counter')} = 0))`))
+      .returning({ id: passkeys.id })
+      .prepare(),
+  };
+}
 
 export function sqlitePasskeyStore(db: Db): PasskeyStore {
-  const byCredentialId = db.select().from(passkeys).where(eq(passkeys.credentialId, sql.placeholder('credentialId'))).prepare();
-  const consume = (tx: Pick<Db, 'delete'>, id: string, nowSeconds: number) =>
-    tx.delete(challenges).where(liveChallenge(id, nowSeconds)).returning({ id: challenges.id }).get() !== undefined;
+  const statements = prepare(db);
+  const consume = (id: string, now: number) => statements.consume.get({ id, now }) !== undefined;
+  // The writes of every login (a challenge, then its use) share commits with their neighbours.
+  const commit = groupCommit(db.$client);
 
   return {
     listOf: async (userId) =>
@@ -87,7 +113,7 @@ export function sqlitePasskeyStore(db: Db): PasskeyStore {
       return row && toRecord(row);
     },
     async findByCredentialId(credentialId) {
-      const row = byCredentialId.get({ credentialId });
+      const row = statements.byCredentialId.get({ credentialId });
       return row && toRecord(row);
     },
     async rename(userId, passkeyId, name) {
@@ -95,20 +121,21 @@ export function sqlitePasskeyStore(db: Db): PasskeyStore {
       return row && toRecord(row);
     },
     delete: async (userId, passkeyId) => db.delete(passkeys).where(ofUser(userId, passkeyId)).returning({ id: passkeys.id }).get() !== undefined,
-    async insertChallenge(record) {
-      try {
-        db.insert(challenges).values(record).run();
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    findLiveChallenge: async (id, nowSeconds) => db.select().from(challenges).where(liveChallenge(id, nowSeconds)).get(),
-    consumeChallenge: async (id, nowSeconds) => consume(db, id, nowSeconds),
-    async register(challengeId, nowSeconds, passkey, maxPerUser) {
+    insertChallenge: (record) =>
+      commit(() => {
+        try {
+          statements.insertChallenge.run({ ...record });
+          return true;
+        } catch (error) {
+          if (isForeignKeyViolation(error)) return false;
+          throw error;
+        }
+      }),
+    findLiveChallenge: async (id, now) => statements.findChallenge.get({ id, now }),
+    consumeChallenge: (id, now) => commit(() => consume(id, now)),
+    async register(challengeId, now, passkey, maxPerUser) {
       return db.transaction((tx): RegisterOutcome => {
-        if (!consume(tx, challengeId, nowSeconds)) return 'gone';
+        if (!consume(challengeId, now)) return 'gone';
         const held = tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, passkey.userId)).get()?.n ?? 0;
         if (held >= maxPerUser) return 'full';
         try {
@@ -122,19 +149,11 @@ export function sqlitePasskeyStore(db: Db): PasskeyStore {
         }
       });
     },
-    async use(challengeId, { passkeyId, counter, backedUp, nowSeconds }) {
-      return db.transaction((tx): UseOutcome => {
-        if (!consume(tx, challengeId, nowSeconds)) return 'gone';
-        // The library's rule again, against the counter as it is now.
-        const stillIncreasing = sql`(${passkeys.counter} < ${counter} or (${passkeys.counter} = 0 and ${counter} = 0))`;
-        const updated = tx
-          .update(passkeys)
-          .set({ counter, backedUp, lastUsedAt: nowSeconds })
-          .where(and(eq(passkeys.id, passkeyId), stillIncreasing))
-          .returning({ id: passkeys.id })
-          .get();
+    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }) =>
+      commit((): UseOutcome => {
+        if (!consume(challengeId, now)) return 'gone';
+        const updated = statements.recordUse.get({ id: passkeyId, counter, backedUp: backedUp ? 1 : 0, now });
         return updated === undefined ? 'stale' : 'used';
-      });
-    },
+      }),
   };
 }
