@@ -68,12 +68,16 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
     return id;
   }
 
-  /** A failed verification still uses the challenge up; a parallel twin that took it first decides. */
-  async function failed(challengeId: string, reason: string, count: () => Promise<void>): Promise<never> {
-    if (!(await store.consumeChallenge(challengeId, nowSeconds(clock)))) throw new AppError('INVALID_REQUEST');
+  async function refuse(reason: string, count: () => Promise<void>): Promise<never> {
     log({ level: 'info', message: 'passkey verification failed', reason });
     await count();
     throw new AppError('PASSKEY_VERIFICATION_FAILED');
+  }
+
+  /** A failed verification still uses the challenge up; a parallel twin that took it first decides. */
+  async function failed(challengeId: string, reason: string, count: () => Promise<void>): Promise<never> {
+    if (!(await store.consumeChallenge(challengeId, nowSeconds(clock)))) throw new AppError('INVALID_REQUEST');
+    return refuse(reason, count);
   }
 
   /** The credential by id, its owner checked (the library checks neither), then the library's verification. */
@@ -83,12 +87,7 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
     if ((owner !== null && passkey.userId !== owner) || !userHandleMatches(response, passkey.userId)) {
       return { ok: false as const, reason: 'credential of another user' };
     }
-    const verdict = await verifyAssertion(rp(), challenge, response, {
-      id: passkey.credentialId,
-      publicKey: passkey.publicKey,
-      counter: passkey.counter,
-      transports: passkey.transports,
-    });
+    const verdict = await verifyAssertion(rp(), challenge, response, passkey);
     return verdict.ok ? { ok: true as const, value: { passkey, ...verdict.value } } : verdict;
   }
 
@@ -97,11 +96,7 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
     const use = { passkeyId: checked.passkey.id, counter: checked.counter, backedUp: checked.backedUp, nowSeconds: nowSeconds(clock) };
     const outcome = await store.use(challengeId, use);
     if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
-    if (outcome === 'stale') {
-      log({ level: 'info', message: 'passkey verification failed', reason: 'sign counter moved during the verification' });
-      await count();
-      throw new AppError('PASSKEY_VERIFICATION_FAILED');
-    }
+    if (outcome === 'stale') await refuse('sign counter moved during the verification', count);
   }
 
   return {

@@ -142,10 +142,13 @@ export async function verifyRegistration(rp: RelyingParty, expected: Expected, r
   }
 }
 
-export interface StoredCredential extends CredentialRef {
+export interface StoredCredential {
+  /** base64url */
+  credentialId: string;
   /** base64url of the COSE public key. */
   publicKey: string;
   counter: number;
+  transports: string[];
 }
 
 /**
@@ -166,7 +169,7 @@ export async function verifyAssertion(
       expectedRPID: rp.id,
       requireUserVerification: expected.userVerification === 'required',
       credential: {
-        id: credential.id,
+        id: credential.credentialId,
         publicKey: isoBase64URL.toBuffer(credential.publicKey),
         counter: credential.counter,
         transports: credential.transports,
