@@ -7,6 +7,8 @@ import { httpConventions } from './http/conventions';
 import { docsPage } from './http/docs-page';
 import { createRequestHandler } from './http/handler';
 import type { Logger } from './http/log';
+import { passkeysRoutes } from './passkeys/routes';
+import { createPasskeysService } from './passkeys/service';
 import { passwordResetRoutes } from './password-reset/routes';
 import { createPasswordResetService } from './password-reset/service';
 import { passwordsRoutes } from './passwords/routes';
@@ -17,6 +19,7 @@ import type { BreachChecker } from './security/breach-check';
 import type { Clock } from './security/clock';
 import type { PasswordHasher } from './security/password-hash';
 import type { RateLimits } from './security/rate-limit';
+import type { RelyingParty } from './security/webauthn';
 import { statusRoutes } from './status/routes';
 import { createStatusService } from './status/service';
 import type { Stores } from './stores';
@@ -32,6 +35,8 @@ export interface Platform {
   limits: RateLimits;
   hasher: PasswordHasher;
   log: Logger;
+  /** The WebAuthn relying party (API.md §13); absent or null turns the passkey endpoints off. */
+  relyingParty?: RelyingParty | null;
 }
 
 export function createServices(stores: Stores, platform: Platform) {
@@ -44,6 +49,7 @@ export function createServices(stores: Stores, platform: Platform) {
     totp: createTotpService({ ...platform, store: stores.totp }),
     recoveryCode: createRecoveryCodeService({ ...platform, store: stores.recoveryCode }),
     passwordReset: createPasswordResetService({ ...platform, store: stores.passwordReset }),
+    passkeys: createPasskeysService({ ...platform, store: stores.passkeys, users: stores.users, relyingParty: platform.relyingParty ?? null }),
   };
 }
 export type Services = ReturnType<typeof createServices>;
@@ -60,7 +66,8 @@ export function createApp(services: Services, options: { log: Logger; docs?: boo
     .use(emailUpdateRoutes(services.emailUpdate, findUser))
     .use(totpRoutes(services.totp, findUser))
     .use(recoveryCodeRoutes(services.recoveryCode, findUser))
-    .use(passwordResetRoutes(services.passwordReset, findUser));
+    .use(passwordResetRoutes(services.passwordReset, findUser))
+    .use(passkeysRoutes(services.passkeys, findUser));
 }
 export type App = ReturnType<typeof createApp>;
 

@@ -13,6 +13,7 @@ import type { PgDb } from './db/pg-client';
 import { asAvailableStore } from './db/pg-deadline';
 import { sqliteEmailUpdateStore } from './email-update/store';
 import { sqliteEmailVerificationStore } from './email-verification/store';
+import { sqlitePasskeyStore } from './passkeys/store';
 import { sqlitePasswordResetStore } from './password-reset/store';
 import { sqlitePasswordStore } from './passwords/store';
 import { sqliteRecoveryCodeStore } from './recovery-code/store';
@@ -32,6 +33,7 @@ export function sqliteStores(db: Db) {
     recoveryCode: sqliteRecoveryCodeStore(db),
     status: sqliteStatusStore(db),
     codeRequests: sqliteCodeRequestStore(db),
+    passkeys: sqlitePasskeyStore(db),
   };
 }
 export type Stores = ReturnType<typeof sqliteStores>;

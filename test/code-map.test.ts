@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 /** The README's "Code map", checked: which folder may import what, and the shape of a feature. */
 const SRC = resolve(import.meta.dir, '../src');
-const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'totp', 'recovery-code', 'status'];
+const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'totp', 'recovery-code', 'status', 'passkeys'];
 const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.ts'];
 
 function sourceFiles(dir: string): string[] {

@@ -12,7 +12,7 @@ import { createHarness, expectError, type Harness, STRONG_PASSWORD, WEAK_PASSWOR
 
 const ID = /^[abcdefghijkmnpqrstuvwxyz23456789]{24}$/;
 const RECOVERY_CODE = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{16}$/;
-const USER_FIELDS = ['created_at', 'email', 'email_verified', 'id', 'registered_totp'];
+const USER_FIELDS = ['created_at', 'email', 'email_verified', 'id', 'passkey_count', 'registered_totp'];
 
 /** Inserts users straight into the database (no argon2), for tests that need many rows. */
 function insertUsers(h: Harness, rows: { createdAt: number; email?: string | null }[]): string[] {
@@ -212,6 +212,7 @@ describe('GET /users/{id}', () => {
       email: 'get@example.com',
       email_verified: false,
       registered_totp: false,
+      passkey_count: 0,
     });
   });
 

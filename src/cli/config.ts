@@ -1,4 +1,6 @@
 import { type BreachMode, DEFAULT_PWNED_API_URL } from '../security/breach-check';
+import type { RelyingParty } from '../security/webauthn';
+import { parseRelyingParty, splitOrigins } from './webauthn';
 
 export interface ServeConfig {
   port: number;
@@ -8,6 +10,8 @@ export interface ServeConfig {
   pwnedCheck: BreachMode;
   pwnedApiUrl: string;
   docs: boolean;
+  /** Null when no --webauthn-rp-id is given: passkeys are off. */
+  relyingParty: RelyingParty | null;
 }
 
 /** A bad flag or value: main prints the message on one line and exits with code 2. */
@@ -22,6 +26,9 @@ const FLAG_ENV: Record<string, string> = {
   secret: 'GATEHOUSE_SECRET',
   'pwned-check': 'GATEHOUSE_PWNED_CHECK',
   'pwned-api-url': 'GATEHOUSE_PWNED_API_URL',
+  'webauthn-rp-id': 'GATEHOUSE_WEBAUTHN_RP_ID',
+  'webauthn-rp-name': 'GATEHOUSE_WEBAUTHN_RP_NAME',
+  'webauthn-origin': 'GATEHOUSE_WEBAUTHN_ORIGINS',
 };
 
 /** Flags beat their environment variables (API.md §8). Accepts `--flag value` and `--flag=value`. */
@@ -32,6 +39,8 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     if (value !== undefined && value !== '') values[flag] = value;
   }
   let docs = true;
+  // Repeatable: every --webauthn-origin counts, and any of them replaces the variable's list.
+  const origins: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--no-docs') {
@@ -43,7 +52,8 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     if (flag === undefined || !(flag in FLAG_ENV)) throw new UsageError(`unknown argument '${arg}' (see 'gatehouse --help')`);
     const value = match?.[2] ?? args[++i];
     if (value === undefined) throw new UsageError(`--${flag} needs a value`);
-    values[flag] = value;
+    if (flag === 'webauthn-origin') origins.push(value);
+    else values[flag] = value;
   }
   return {
     port: parsePort(values.port ?? '4000'),
@@ -53,6 +63,16 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     pwnedCheck: parseMode(values['pwned-check'] ?? 'online'),
     pwnedApiUrl: parseUrl(values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
     docs,
+    relyingParty: parseRelyingParty(
+      {
+        rpId: values['webauthn-rp-id'],
+        rpName: values['webauthn-rp-name'],
+        origins: origins.length > 0 ? origins : splitOrigins(values['webauthn-origin'] ?? ''),
+      },
+      (message) => {
+        throw new UsageError(message);
+      },
+    ),
   };
 }
 

@@ -25,6 +25,7 @@ function buildPlatform(config: ServeConfig, log: Logger): Platform {
     limits: createRateLimits(clock),
     hasher: new PasswordHasher(HASHING_LIMITS),
     log,
+    relyingParty: config.relyingParty,
   };
 }
 

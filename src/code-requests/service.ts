@@ -49,7 +49,7 @@ export interface SweepOptions {
 }
 
 /**
- * Deletes the expired rows of the three request kinds in batches and answers how many it deleted.
+ * Deletes the expired rows of every request kind (passkey challenges too) in batches and answers how many it deleted.
  * A request is expired once `expires_at <= now`, the same rule the endpoints apply.
  */
 export async function sweepExpired(store: CodeRequestStore, nowMs: number, options: SweepOptions = {}): Promise<number> {

@@ -1,7 +1,7 @@
 import { getTableName, gt, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../db/client';
-import { emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
+import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
 export const MAX_WRONG_CODES = 5;
@@ -38,8 +38,9 @@ export function recordWrongCode(db: Db, rows: CountedRequests, id: string, nowSe
   });
 }
 
-export type RequestKind = 'password_reset' | 'email_update' | 'email_verification';
-export const REQUEST_KINDS: RequestKind[] = ['password_reset', 'email_update', 'email_verification'];
+/** The three request kinds, and passkey challenges (API.md §13), which expire the same way. */
+export type RequestKind = 'password_reset' | 'email_update' | 'email_verification' | 'passkey_challenge';
+export const REQUEST_KINDS: RequestKind[] = ['password_reset', 'email_update', 'email_verification', 'passkey_challenge'];
 
 /** What the sweep needs from storage. */
 export interface CodeRequestStore {
@@ -51,6 +52,7 @@ const TABLES = {
   password_reset: passwordResetRequests,
   email_update: emailUpdateRequests,
   email_verification: emailVerificationRequests,
+  passkey_challenge: challenges,
 } as const;
 
 export function sqliteCodeRequestStore(db: Db): CodeRequestStore {

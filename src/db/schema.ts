@@ -93,3 +93,49 @@ export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
 export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;
 export type TotpCredentialRow = typeof totpCredentials.$inferSelect;
 
+
+/**
+ * A user's WebAuthn credentials (API.md §13). The credential id and public key are base64url as the
+ * library hands them over; `transports` is a comma-separated list of known values.
+ */
+export const passkeys = sqliteTable(
+  'passkeys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    credentialId: text('credential_id').notNull(),
+    publicKey: text('public_key').notNull(),
+    /** Up to 2^32 - 1 (the authenticator's 32-bit sign count): a PostgreSQL column needs bigint. */
+    counter: integer('counter').notNull(),
+    transports: text('transports').notNull(),
+    backedUp: integer('backed_up', { mode: 'boolean' }).notNull(),
+    name: text('name').notNull(),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [
+    uniqueIndex('passkeys_credential_id_unique').on(table.credentialId),
+    index('passkeys_user').on(table.userId, table.createdAt, table.id),
+  ],
+);
+
+/** Single-use WebAuthn challenges, bound to their ceremony, purpose and (when given) user. */
+export const challenges = sqliteTable(
+  'challenges',
+  {
+    id: text('id').primaryKey(),
+    ceremony: text('ceremony', { enum: ['registration', 'authentication'] }).notNull(),
+    /** Authentication only: a passwordless login or a second factor. */
+    purpose: text('purpose', { enum: ['login', 'second_factor'] }),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    challenge: text('challenge').notNull(),
+    userVerification: text('user_verification', { enum: ['required', 'preferred'] }).notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  // The sweep looks for expired rows; deleting a user looks for its challenges.
+  (table) => [index('challenges_expires').on(table.expiresAt), index('challenges_user').on(table.userId)],
+);
+export type PasskeyRow = typeof passkeys.$inferSelect;
+export type ChallengeRow = typeof challenges.$inferSelect;

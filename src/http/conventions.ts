@@ -51,6 +51,14 @@ async function readTextCapped(request: Request): Promise<string> {
   return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
+/**
+ * A route's `transform` where every body field is optional: Elysia's normaliser would turn a body
+ * that is not an object into `{}`, so it would pass. Runs after the path's 404 check.
+ */
+export const requireObjectBody = ({ body }: { body: unknown }) => {
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new AppError('INVALID_DATA');
+};
+
 /** Body parsing and the single mapping of every failure to `{"error": CODE}`. Register before any route. */
 export function httpConventions(log: Logger) {
   return new Elysia({ name: 'http-conventions' })

@@ -24,6 +24,7 @@ const DOCS_TAGS = [
   { name: 'Email verification', description: "Verify a user's email address" },
   { name: 'Email update', description: "Change a user's email address" },
   { name: 'Two-factor', description: 'TOTP and the recovery code' },
+  { name: 'Passkeys', description: 'WebAuthn: register passkeys, log in without a password, or use one as the second factor' },
 ];
 
 type Operation = { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia';
-import { AppError } from '../errors';
+import { requireObjectBody } from '../http/conventions';
 import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
@@ -15,15 +15,6 @@ import {
   VerifyResetEmailBody,
 } from './model';
 import type { PasswordResetService } from './service';
-
-
-/**
- * Elysia's normaliser turns a body that is not an object into `{}` when every field of the schema is
- * optional, so such a body would pass; this runs before it, after the path's 404 check.
- */
-const requireObjectBody = ({ body }: { body: unknown }) => {
-  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new AppError('INVALID_DATA');
-};
 
 export function passwordResetRoutes(resets: PasswordResetService, findUser: FindUser) {
   const ofUser = new Elysia()

@@ -16,30 +16,33 @@ export interface PasswordsDeps {
   limits: RateLimits;
 }
 
+/**
+ * The address bucket and the login block, then `check`. Checks from one address run one at a time:
+ * the slow judgement sits between reading the block and counting a failure, and parallel guesses
+ * must not all pass the block before the first failure is counted. Passkey logins share it.
+ */
+export function guardLogin<T>(limits: RateLimits, clientIp: string | null, check: () => Promise<T>): Promise<T> {
+  if (clientIp === null) return check();
+  const key = addressKey(clientIp);
+  return limits.serial.run(`login:${key}`, async () => {
+    const spent = await limits.address.consume(key);
+    const block = await limits.loginBlock.check(key);
+    // Out of tokens and blocked: the longer wait is when the same request could pass (API.md §2).
+    const waits = [spent, block].flatMap((result) => (result.ok ? [] : [result.retryAfterSeconds]));
+    if (waits.length > 0) throw new AppError('TOO_MANY_REQUESTS', Math.max(...waits));
+    return check();
+  });
+}
+
+/** Only failed logins count toward the block, and a success does not clear it (API.md §9). */
+export async function countFailedLogin(limits: RateLimits, clientIp: string | null): Promise<void> {
+  if (clientIp !== null) await limits.loginBlock.recordFailure(addressKey(clientIp));
+}
+
 /** The one home of password checking: the address's limits, the login block, the hash comparison. */
 export function createPasswordsService({ store, users, hasher, breach, limits }: PasswordsDeps) {
-  /**
-   * The address bucket and the login block, then `check`. Checks from one address run one at a
-   * time: the slow hash sits between reading the block and counting a failure, and parallel
-   * guesses must not all pass the block before the first failure is counted.
-   */
-  const guarded = <T>(clientIp: string | null, check: () => Promise<T>): Promise<T> => {
-    if (clientIp === null) return check();
-    const key = addressKey(clientIp);
-    return limits.serial.run(`login:${key}`, async () => {
-      const spent = await limits.address.consume(key);
-      const block = await limits.loginBlock.check(key);
-      // Out of tokens and blocked: the longer wait is when the same request could pass (API.md §2).
-      const waits = [spent, block].flatMap((result) => (result.ok ? [] : [result.retryAfterSeconds]));
-      if (waits.length > 0) throw new AppError('TOO_MANY_REQUESTS', Math.max(...waits));
-      return check();
-    });
-  };
-
-  /** Only incorrect passwords count toward the block, and a success does not clear it (API.md §9). */
-  const countIncorrect = async (clientIp: string | null) => {
-    if (clientIp !== null) await limits.loginBlock.recordFailure(addressKey(clientIp));
-  };
+  const guarded = <T>(clientIp: string | null, check: () => Promise<T>): Promise<T> => guardLogin(limits, clientIp, check);
+  const countIncorrect = (clientIp: string | null) => countFailedLogin(limits, clientIp);
 
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
     if (await hasher.verify(password, user.passwordHash)) return;

@@ -41,6 +41,8 @@ export interface RateLimits {
   reset2fa: FailureLockout;
   emailVerify: FailureLockout;
   emailUpdateVerify: FailureLockout;
+  /** Failed passkey second factors (API.md §13). */
+  passkeyVerify: FailureLockout;
   serial: KeyedLock;
 }
 
@@ -72,6 +74,7 @@ export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
     reset2fa: lockout(),
     emailVerify: lockout(),
     emailUpdateVerify: lockout(),
+    passkeyVerify: lockout(),
     serial: new KeyedSerializer(),
   };
 }

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { ClientIp, Email, Password, unixSeconds } from '../http/fields';
 import { normalizeEmail } from '../security/email';
@@ -8,6 +9,8 @@ export const User = t.Object({
   email: t.Union([t.String({ examples: ['ada@example.com'] }), t.Null()]),
   email_verified: t.Boolean(),
   registered_totp: t.Boolean(),
+  // Plain integer, not Elysia's string-or-number t.Integer (see unixSeconds).
+  passkey_count: Type.Integer({ minimum: 0, description: 'How many passkeys the user has registered', examples: [1] }),
 });
 export type UserView = typeof User.static;
 

@@ -47,6 +47,7 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
         email: user.email,
         email_verified: false,
         registered_totp: false,
+        passkey_count: 0,
         recovery_code: recoveryCode.code,
       };
     },

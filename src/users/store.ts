@@ -1,7 +1,7 @@
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/constraints';
-import { counters, totpCredentials, users } from '../db/schema';
+import { counters, passkeys, totpCredentials, users } from '../db/schema';
 import type { ListOptions, UserView } from './model';
 
 /** A user as stored, with its hashes; never leaves the service layer. */
@@ -29,8 +29,10 @@ export interface UserStore {
 }
 
 const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials.userId} = ${users.id})`;
-const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp };
-type ViewColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: number };
+// Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
+const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
+const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp, passkeyCount };
+type ViewColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: number; passkeyCount: number };
 
 const toUserView = (row: ViewColumns): UserView => ({
   id: row.id,
@@ -38,6 +40,7 @@ const toUserView = (row: ViewColumns): UserView => ({
   email: row.email,
   email_verified: row.emailVerified,
   registered_totp: Boolean(row.registeredTotp),
+  passkey_count: row.passkeyCount,
 });
 
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.

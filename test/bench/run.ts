@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ARGON2, hashingCeiling } from './hashing';
 import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
+import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
 import { machine, type Row, table, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
 import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
@@ -22,9 +23,9 @@ const log = (message: string) => console.error(`[bench] ${message}`);
 const count = (n: number) => n.toLocaleString('en');
 
 /** A 1 s warm-up (JIT, caches), then the measured run; the server drains what wrk left queued after each. */
-async function measure(server: RunningServer, name: string, request: Request): Promise<Row> {
+async function measure(server: RunningServer, name: string, request: Request, warmup: Request | null = request): Promise<Row> {
   log(name);
-  await runWrk(request, { ...settings, seconds: 1 });
+  if (warmup !== null) await runWrk(warmup, { ...settings, seconds: 1 });
   await waitForIdle(server.pid);
   const cpuBefore = cpuTicks(server.pid);
   const { result, peakRssMb } = await withPeakRss(server.pid, () => runWrk(request, settings));
@@ -36,6 +37,27 @@ async function measure(server: RunningServer, name: string, request: Request): P
 function scenario(server: RunningServer, name: string, request: Omit<Request, 'url' | 'headers'> & { path: string }): Promise<Row> {
   const headers = { authorization: SECRET, 'content-type': 'application/json' };
   return measure(server, name, { ...request, url: server.baseUrl + request.path, headers });
+}
+
+/**
+ * POST /authenticate/passkey, every request with its own challenge. The warm-up second also tells
+ * how many bodies the measured run needs: twice what that rate would use, so none repeats.
+ */
+async function passkeyLogins(server: RunningServer, dir: string, userId: string): Promise<Row> {
+  const authenticator = await registerPasskey(server.baseUrl, SECRET, userId);
+  const request = (bodiesFile: string): Request => ({
+    url: `${server.baseUrl}/authenticate/passkey`,
+    method: 'POST',
+    headers: { authorization: SECRET, 'content-type': 'application/json' },
+    bodiesFile,
+  });
+  log('passkey logins: warm-up');
+  await writeLoginBodies(join(dir, 'data'), authenticator, 20_000, join(dir, 'passkey-warmup.txt'));
+  const warm = await runWrk(request(join(dir, 'passkey-warmup.txt')), { ...settings, seconds: 1 });
+  const count = Math.max(20_000, Math.ceil(warm.requestsPerSecond * settings.seconds * 2));
+  log(`passkey logins: signing ${count} assertions`);
+  await writeLoginBodies(join(dir, 'data'), authenticator, count, join(dir, 'passkey-bodies.txt'));
+  return measure(server, 'POST /authenticate/passkey', request(join(dir, 'passkey-bodies.txt')), null);
 }
 
 async function bareCeiling(): Promise<Row> {
@@ -63,7 +85,9 @@ async function main() {
     const small = seedUsers(join(dir, 'data'), SMALL, passwordHash);
     const userId = small.sampleIds[0]!;
 
-    let server = await startGatehouse(join(dir, 'data'), SECRET);
+    let server = await startGatehouse(join(dir, 'data'), SECRET, WEBAUTHN_FLAGS);
+    // BENCH_ONLY=passkey: verify-password and the passkey login only, side by side.
+    if (process.env.BENCH_ONLY === 'passkey') return await passkeyOnly(server, dir, userId);
     // Start-up garbage goes back to the OS within half a second of listening; idle is what stays after that.
     await Bun.sleep(1000);
     const idle = await withPeakRss(server.pid, () => Bun.sleep(3000));
@@ -77,6 +101,7 @@ async function main() {
       method: 'POST',
       body: JSON.stringify({ password: PASSWORD }),
     });
+    const passkeyLogin = await passkeyLogins(server, dir, userId);
     const logLines = server.lines();
     const exitSmall = await server.stop();
 
@@ -103,6 +128,7 @@ async function main() {
       target('GET /users/{id} ÷ bare Bun.serve', rate(getUser) / rate(bare), '≥', 0.6),
       target('verify-password ÷ hashing ceiling', rate(verify) / rate(hashing), '≥', 0.9),
       target('verify-password p99 ÷ p50', verify.load!.p99Ms / verify.load!.p50Ms, '≤', 4),
+      target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20),
       target('GET /users page 1, 1M users ÷ 1k users', rate(listLarge) / rate(listSmall), '≥', 0.5),
       target('peak RSS under verify-password, MB', verify.peakRssMb!, '≤', 250),
       target('peak RSS idle, MB', idle.peakRssMb, '≤', 80),
@@ -110,7 +136,7 @@ async function main() {
 
     console.log(machine(settings));
     console.log(`Seeding ${count(LARGE)} users through the database layer took ${seedSeconds.toFixed(1)} s.\n`);
-    console.log(table([bare, hashing, idleRow, getUser, listSmall, verify, listLarge, lastPage, create, startup]));
+    console.log(table([bare, hashing, idleRow, getUser, listSmall, verify, passkeyLogin, listLarge, lastPage, create, startup]));
     console.log(`\nTargets:\n${targetLines(targets)}`);
     console.log(
       `\nServer exit codes on SIGTERM: ${exitSmall}, ${exitLarge}; access-log lines written by the first server: ${count(logLines)}.`,
@@ -118,6 +144,16 @@ async function main() {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function passkeyOnly(server: RunningServer, dir: string, userId: string): Promise<void> {
+  const verify = await scenario(server, 'POST /users/{id}/verify-password', { path: `/users/${userId}/verify-password`, method: 'POST', body: JSON.stringify({ password: PASSWORD }) });
+  const passkeyLogin = await passkeyLogins(server, dir, userId);
+  await server.stop();
+  const rate = (row: Row) => row.load!.requestsPerSecond;
+  console.log(machine(settings));
+  console.log(table([verify, passkeyLogin]));
+  console.log(`\nTargets:\n${targetLines([target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20)])}`);
 }
 
 function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {

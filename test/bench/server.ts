@@ -56,8 +56,8 @@ export async function startProcess(command: string[], env: Record<string, string
   };
 }
 
-export function startGatehouse(dir: string, secret: string): Promise<RunningServer> {
-  return startProcess([BUN, 'run', 'src/main.ts', 'serve', '--port', '0', '--dir', dir, '--secret', secret, '--pwned-check', 'off']);
+export function startGatehouse(dir: string, secret: string, extraArgs: string[] = []): Promise<RunningServer> {
+  return startProcess([BUN, 'run', 'src/main.ts', 'serve', '--port', '0', '--dir', dir, '--secret', secret, '--pwned-check', 'off', ...extraArgs]);
 }
 
 export function startBareServer(): Promise<RunningServer> {

@@ -22,6 +22,8 @@ export interface Request {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** One body a line, each sent once (single-use challenges): thread t of n sends lines t, t+n, ... */
+  bodiesFile?: string;
 }
 
 /** Installs wrk from the Debian archive when it is missing and we are allowed to. */
@@ -42,15 +44,32 @@ process.once('exit', () => rmSync(scriptDir, { recursive: true, force: true }));
 let scripts = 0;
 
 /** wrk sets method, body and headers for every request from a Lua script. */
-function luaScript(request: Request): string {
+function luaScript(request: Request, threads: number): string {
   const quote = (value: string) => JSON.stringify(value); // a JSON string is a valid Lua string literal here (ASCII only)
   const lines = [`wrk.method = ${quote(request.method ?? 'GET')}`];
   if (request.body !== undefined) lines.push(`wrk.body = ${quote(request.body)}`);
   for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${quote(name)}] = ${quote(value)}`);
+  if (request.bodiesFile !== undefined) lines.push(bodiesFromFile(request.bodiesFile, threads));
   const path = join(scriptDir, `request-${++scripts}.lua`);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
 }
+
+/** Each thread loads its share of the lines at start; once they run out it repeats its last (and the errors show). */
+const bodiesFromFile = (file: string, threads: number) => `
+local nextThread, bodies, sent = 0, {}, 0
+function setup(thread) thread:set("share", nextThread); nextThread = nextThread + 1 end
+function init(args)
+  local n = 0
+  for line in io.lines(${JSON.stringify(file)}) do
+    if n % ${threads} == share then bodies[#bodies + 1] = line end
+    n = n + 1
+  end
+end
+function request()
+  sent = sent + 1
+  return wrk.format(nil, nil, nil, bodies[math.min(sent, #bodies)])
+end`;
 
 export async function runWrk(request: Request, settings: LoadSettings): Promise<LoadResult> {
   const args = [
@@ -60,7 +79,7 @@ export async function runWrk(request: Request, settings: LoadSettings): Promise<
     `--duration=${settings.seconds}s`,
     '--timeout=30s',
     '--latency',
-    `--script=${luaScript(request)}`,
+    `--script=${luaScript(request, settings.threads)}`,
     request.url,
   ];
   const child = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe' });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { STRONG_PASSWORD, WEAK_PASSWORD } from '../support/harness';
-import { CODES, EMAILS, RECOVERY_CODE, RESETS, TOTP_CODES, TOTP_KEYS, UPDATES, USERS } from './seed';
+import { CODES, EMAILS, PASSKEYS, RECOVERY_CODE, RESETS, TOTP_CODES, TOTP_KEYS, UPDATES, USERS } from './seed';
 
 /** Lone surrogates, bidi overrides, zero-width, joiners, NUL, line separators and other troublemakers. */
 const ODD = [
@@ -48,6 +48,16 @@ const FIELD_VALUES: Record<string, unknown[]> = {
   client_ip: [null, '', '203.0.113.7', '2001:db8::1', '[2001:db8::1]', '::ffff:1.2.3.4', 'x'.repeat(64), 'x'.repeat(65), 'not an ip', '999.1.1.1', 'fe80::1%eth0'],
 };
 FIELD_VALUES.totp_key = FIELD_VALUES.key!;
+// Passkeys (API.md §13): the seeded challenges and answers, and hostile credential objects.
+const { ids: PK, answers: PK_ANSWERS } = PASSKEYS;
+Object.assign(FIELD_VALUES, {
+  challenge_id: [PK.registration, PK.registrationTaken, PK.login, PK.secondFactor, PK.expired, PK.passkey, PK.login.toUpperCase(), ''],
+  response: [...Object.values(PK_ANSWERS), ...PASSKEYS.hostile],
+  name: ['Work laptop', '', ' ', '🔑'.repeat(64), '🔑'.repeat(65), 'a\u0000b', 'x'.repeat(64)],
+  user_verification: ['required', 'preferred', 'discouraged', 'REQUIRED', ''],
+  user_id: [...Object.values(USERS), null, '', 'x'],
+  purpose: ['login', 'second_factor', 'Login', ''],
+});
 export const CLIENT_IPS = FIELD_VALUES.client_ip!.filter((ip): ip is string => typeof ip === 'string' && ip !== '');
 
 /** The values that pass for each field, so that near-valid bodies often reach the operation itself. */
@@ -68,6 +78,18 @@ const GOOD: Record<string, unknown[]> = {
   '/users/:id/verify-2fa/totp code': [TOTP_CODES.seeded[2], TOTP_CODES.seeded[3]],
 };
 GOOD.new_password = GOOD.password!;
+Object.assign(GOOD, {
+  name: ['Work laptop'],
+  user_verification: ['preferred', 'required'],
+  '/users/:id/passkeys challenge_id': [PK.registration, PK.registrationTaken],
+  '/users/:id/passkeys response': [PK_ANSWERS.registration, PK_ANSWERS.registrationTaken],
+  '/authenticate/passkey challenge_id': [PK.login],
+  '/authenticate/passkey response': [PK_ANSWERS.login],
+  '/users/:id/verify-2fa/passkey challenge_id': [PK.secondFactor],
+  '/users/:id/verify-2fa/passkey response': [PK_ANSWERS.secondFactor],
+  '/passkey-authentication-options user_id': [USERS.mail, null],
+  '/passkey-authentication-options purpose': ['login', 'second_factor'],
+});
 
 const fieldValue = (routePath: string, name: string): fc.Arbitrary<unknown> => {
   const pool = FIELD_VALUES[name];

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors';
 import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
-import { RESETS, UPDATES, USERS, type Snapshot } from './seed';
+import { PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
 
 export interface FuzzRoute {
   method: string;
@@ -41,6 +41,8 @@ export async function servedRoutes(h: Harness): Promise<FuzzRoute[]> {
 export interface Sent {
   route: FuzzRoute;
   pathId: string | undefined;
+  /** The decoded `:passkey_id`, on the routes of one passkey. */
+  passkeyId?: string;
   /** The body bytes decoded as UTF-8 (undefined when no body was sent). */
   bodyText: string | undefined;
   bodyBytes: number;
@@ -60,6 +62,7 @@ const isPlainObject = (v: unknown) => typeof v === 'object' && v !== null && !Ar
 function pathResourceExists(sent: Sent): boolean | undefined {
   const { path } = sent.route;
   if (!path.includes(':id')) return undefined;
+  if (path.includes(':passkey_id')) return sent.pathId === USERS.mail && sent.passkeyId === PASSKEYS.ids.passkey;
   const live: string[] = path.startsWith('/users/')
     ? Object.values(USERS)
     : path.startsWith('/password-reset-requests/')
@@ -114,13 +117,15 @@ interface Allowance {
 }
 
 function allowance(sent: Sent, code: string): Allowance | undefined {
-  const requestId = (parsed(sent) as { request_id?: unknown } | undefined)?.request_id;
+  const { request_id: requestId, challenge_id: challengeId } = (parsed(sent) ?? {}) as { request_id?: unknown; challenge_id?: unknown };
   const bodyKey = typeof requestId === 'string' ? requestId : '';
   const { path } = sent.route;
   if (code === 'INCORRECT_CODE' && path === '/password-reset-requests/:id/verify-email') return { table: 'password_reset_requests', key: sent.pathId!, rule: 'counter' };
   if (code === 'INCORRECT_CODE' && path === '/users/:id/verify-email') return { table: 'email_verification_requests', key: sent.pathId!, rule: 'counter' };
   if (code === 'INCORRECT_CODE' && path === '/verify-new-email') return { table: 'email_update_requests', key: bodyKey, rule: 'counter' };
   if (code === 'EMAIL_ALREADY_USED' && path === '/verify-new-email') return { table: 'email_update_requests', key: bodyKey, rule: 'vanish' };
+  // A verification that ran used its challenge up, successful or not (API.md §13).
+  if ((code === 'PASSKEY_VERIFICATION_FAILED' || code === 'PASSKEY_ALREADY_REGISTERED') && typeof challengeId === 'string') return { table: 'challenges', key: challengeId, rule: 'vanish' };
   return undefined;
 }
 

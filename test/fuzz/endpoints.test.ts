@@ -6,7 +6,8 @@ import { createHarness, SECRET, STRONG_PASSWORD } from '../support/harness';
 import { CLIENT_IPS, contentType, hostilePayload, nearValidPayload, type Payload } from './arbitraries';
 import { checkAnswer, checkRefusalKeptState, servedRoutes, type FuzzRoute, type Sent } from './contract';
 import { exhaustLimits, FastHasher, NOW_MS, seedResetter, takeSnapshot } from './seed';
-import { buildPath, decodedSegment, junkSegment, pathSegmentFor, queryString } from './urls';
+import { FUZZ_RP } from './passkeys-seed';
+import { buildPath, decodedSegment, junkSegment, passkeySegment, pathSegmentFor, queryString } from './urls';
 
 /**
  * Property-based fuzzing of every endpoint (issue 7). Each case restores the seeded database, sends one
@@ -20,7 +21,7 @@ const path = process.env.FUZZ_PATH;
 const scale = Number(process.env.FUZZ_SCALE ?? 1);
 const TIMEOUT_MS = 120_000 * scale;
 
-const h = createHarness({ hasher: new FastHasher(), startMs: NOW_MS });
+const h = createHarness({ hasher: new FastHasher(), startMs: NOW_MS, relyingParty: FUZZ_RP });
 const sqlite = h.deps.db.$client;
 const restoreSeed = seedResetter(sqlite);
 const routes = await servedRoutes(h);
@@ -28,6 +29,8 @@ const routes = await servedRoutes(h);
 interface Case {
   route: FuzzRoute;
   segment: string;
+  /** Used only by the routes of one passkey. */
+  passkeySegment: string;
   query: string | undefined;
   payload: Payload;
   contentType: string | undefined;
@@ -49,11 +52,12 @@ async function runCase(c: Case, seen: Seen): Promise<void> {
   const headers: Record<string, string> = { authorization: SECRET };
   if (c.contentType !== undefined) headers['content-type'] = c.contentType;
   const before = takeSnapshot(sqlite);
-  const response = await h.handle(new Request(`http://localhost${buildPath(c.route.path, c.segment, c.query)}`, { method: c.route.method, headers, body }));
+  const response = await h.handle(new Request(`http://localhost${buildPath(c.route.path, c.segment, c.query, c.passkeySegment)}`, { method: c.route.method, headers, body }));
   const answer = { status: response.status, contentType: response.headers.get('content-type'), text: await response.text() };
   const sent: Sent = {
     route: c.route,
     pathId: c.route.path.includes(':id') ? decodedSegment(c.segment) : undefined,
+    passkeyId: decodedSegment(c.passkeySegment),
     bodyText: body === undefined ? undefined : new TextDecoder().decode(body),
     bodyBytes: body?.byteLength ?? 0,
   };
@@ -67,6 +71,7 @@ const caseOf = (route: FuzzRoute, parts: { payload: fc.Arbitrary<Payload>; segme
   fc.record({
     route: fc.constant(route),
     segment: parts.segment ?? pathSegmentFor(route.path),
+    passkeySegment,
     query: parts.query ?? fc.option(queryString, { freq: 4, nil: undefined }),
     payload: parts.payload,
     contentType,
@@ -104,7 +109,8 @@ describe(`fuzzing every endpoint (fast-check seed ${seed})`, () => {
     );
     const seen = await fuzz(nearValid, 5000);
     expect([...successes(seen)].sort()).toEqual([...routeNames].sort());
-    for (const code of ['INVALID_DATA', 'NOT_FOUND', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'INCORRECT_CODE', 'INVALID_REQUEST', 'EMAIL_ALREADY_USED', 'NOT_ALLOWED']) {
+    const codes = ['INVALID_DATA', 'NOT_FOUND', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'INCORRECT_CODE', 'INVALID_REQUEST', 'EMAIL_ALREADY_USED', 'NOT_ALLOWED'];
+    for (const code of [...codes, 'PASSKEY_VERIFICATION_FAILED', 'PASSKEY_ALREADY_REGISTERED']) {
       expect({ code, seen: seenCodes(seen).has(code) }).toEqual({ code, seen: true });
     }
   }, TIMEOUT_MS);

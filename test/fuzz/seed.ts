@@ -5,6 +5,7 @@ import type { RateLimits } from '../../src/security/rate-limit';
 import { sha256Hex } from '../../src/security/digest';
 import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/security/totp';
 import { STRONG_PASSWORD } from '../support/harness';
+import { seedPasskeys } from './passkeys-seed';
 
 /**
  * argon2 costs ~40 ms a hash, which would cap a fuzz run at a few hundred cases. The fuzzer targets
@@ -55,6 +56,9 @@ const codesAround = (key: Uint8Array) => [-2, -1, 0, 1, 2].map((d) => generateTo
 /** Codes of the steps now-2 to now+2 (index 2 is now) for each key. */
 export const TOTP_CODES = { seeded: codesAround(seededKey), other: codesAround(keyBytes(101)) };
 
+/** The mail user holds a passkey; the bare user may register one. */
+export const PASSKEYS = await seedPasskeys({ owner: USERS.mail, newcomer: USERS.bare }, NOW);
+
 const live = { created_at: NOW - 60, expires_at: NOW + 540 };
 const expired = { created_at: NOW - 1200, expires_at: NOW - 600 };
 const user = (userId: string, email: string | null, verified: boolean) => ({
@@ -88,6 +92,7 @@ const SEED: Record<string, Record<string, unknown>[]> = {
     reset(RESETS.expired, USERS.bare, CODES.resetExpired, expired, 0),
   ],
   totp_credentials: [{ user_id: USERS.totp, created_at: NOW - 600, key: TOTP_KEYS.seeded, last_used_step: LAST_USED_STEP }],
+  ...PASSKEYS.rows,
 };
 
 /** Puts the database back to exactly the seed, so every case starts from the same state. */
@@ -100,6 +105,8 @@ export function seedResetter(sqlite: Database): () => void {
   const restore = sqlite.transaction(() => {
     // Deleting the users cascades to everything that belongs to them.
     sqlite.run('delete from users');
+    // Challenges of a login without a user belong to no one.
+    sqlite.run('delete from challenges');
     for (const insert of inserts) insert();
   });
   return () => restore();
@@ -123,7 +130,7 @@ export function takeSnapshot(sqlite: Database): Snapshot {
 export async function exhaustLimits(limits: RateLimits, clientIps: string[]): Promise<void> {
   for (const userId of Object.values(USERS)) {
     for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) for (let i = 0; i < 3; i++) await window.hit(userId);
-    for (const lockout of [limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify]) for (let i = 0; i < 5; i++) await lockout.recordFailure(userId);
+    for (const lockout of [limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify, limits.passkeyVerify]) for (let i = 0; i < 5; i++) await lockout.recordFailure(userId);
   }
   for (const ip of clientIps) {
     for (let i = 0; i < 5; i++) await limits.address.consume(addressKey(ip));

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { oddString } from './arbitraries';
-import { RESETS, UPDATES, USERS } from './seed';
+import { PASSKEYS, RESETS, UPDATES, USERS } from './seed';
 
 /** Percent-encodes every UTF-8 byte that is not unreserved; lone surrogates become U+FFFD, as a client would send. */
 export const encodeSegment = (value: string): string =>
@@ -44,6 +44,8 @@ const GOOD_IDS: Record<string, string[]> = {
   '/password-reset-requests/:id': [RESETS.open, RESETS.last],
   '/password-reset-requests/:id/verify-email': [RESETS.open],
   '/email-update-requests/:id': [UPDATES.fresh, UPDATES.taken, UPDATES.last],
+  '/users/:id/passkeys/:passkey_id': [USERS.mail],
+  '/users/:id/verify-2fa/passkey': [USERS.mail],
 };
 
 /** Mostly seeded ids of the right kind, so that the checks after the path's 404 run too. */
@@ -72,6 +74,12 @@ export const queryString: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('&&&', '=', '%', 'a=%zz', 'a=1&a=2&a=3', 'per_page=1&per_page=2', '?', '#', 'x'.repeat(5000)),
 );
 
+/** The second id of `/users/:id/passkeys/:passkey_id`: mostly the seeded passkey (of the mail user). */
+export const passkeySegment: fc.Arbitrary<string> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(PASSKEYS.ids.passkey) },
+  { weight: 2, arbitrary: junkSegment },
+);
+
 /** The request path for a route template like `/users/:id/verify-email`. */
-export const buildPath = (template: string, segment: string, query: string | undefined) =>
-  template.replace(/:[^/]+/, () => segment) + (query === undefined ? '' : `?${query}`);
+export const buildPath = (template: string, segment: string, query: string | undefined, passkey = PASSKEYS.ids.passkey) =>
+  template.replace(/:[^/]+/, () => segment).replace(':passkey_id', () => passkey) + (query === undefined ? '' : `?${query}`);

@@ -3,6 +3,7 @@ import { openDatabase } from '../../src/db/client';
 import type { BreachChecker } from '../../src/security/breach-check';
 import { PasswordHasher } from '../../src/security/password-hash';
 import { createRateLimits, type RateLimits } from '../../src/security/rate-limit';
+import type { RelyingParty } from '../../src/security/webauthn';
 import { sqliteStores } from '../../src/stores';
 
 export const SECRET = 'test-secret-0123456789';
@@ -24,7 +25,14 @@ export interface CallOptions {
 
 /** An in-process Gatehouse on an in-memory database with a fake clock and a captured log. */
 export function createHarness(
-  options: { breach?: BreachChecker; hashing?: { concurrency: number; maxQueue: number }; hasher?: PasswordHasher; startMs?: number } = {},
+  options: {
+    breach?: BreachChecker;
+    hashing?: { concurrency: number; maxQueue: number };
+    hasher?: PasswordHasher;
+    startMs?: number;
+    /** Turns the passkey endpoints on (API.md §13). */
+    relyingParty?: RelyingParty;
+  } = {},
 ) {
   let now = options.startMs ?? Date.UTC(2026, 0, 1);
   const logs: Record<string, unknown>[] = [];
@@ -40,6 +48,7 @@ export function createHarness(
     limits: swappableLimits,
     hasher: options.hasher ?? new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 }),
     log: (fields) => logs.push(fields),
+    relyingParty: options.relyingParty ?? null,
   };
   const services = createServices(stores, platform);
   const app = createApp(services, { log: platform.log });
