@@ -1,6 +1,7 @@
 import { postgresCodeRequestStore } from './code-requests/store.pg';
 import { postgresEmailUpdateStore } from './email-update/store.pg';
 import { postgresEmailVerificationStore } from './email-verification/store.pg';
+import { postgresPasskeyStore } from './passkeys/store.pg';
 import { postgresPasswordResetStore } from './password-reset/store.pg';
 import { postgresPasswordStore } from './passwords/store.pg';
 import { postgresRecoveryCodeStore } from './recovery-code/store.pg';
@@ -54,5 +55,6 @@ export function postgresStores(db: PgDb): Stores {
     recoveryCode: guard(postgresRecoveryCodeStore(db)),
     status: guard(postgresStatusStore(db)),
     codeRequests: guard(postgresCodeRequestStore(db)),
+    passkeys: guard(postgresPasskeyStore(db)),
   };
 }

@@ -5,7 +5,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 /** The README's "Code map", checked: which folder may import what, and the shape of a feature. */
 const SRC = resolve(import.meta.dir, '../src');
 const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'totp', 'recovery-code', 'status', 'passkeys'];
-const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.ts'];
+/** store.ts holds the interface and the SQLite implementation, store.pg.ts the PostgreSQL one. */
+const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -31,7 +32,7 @@ function localImports(file: string): string[] {
 const folderOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : '');
 
 describe('code map', () => {
-  test('every feature folder has exactly routes, service, store and model', () => {
+  test('every feature folder has exactly routes, service, store (SQLite and PostgreSQL) and model', () => {
     for (const feature of FEATURES) {
       expect({ feature, files: readdirSync(join(SRC, feature)).sort() }).toEqual({ feature, files: FEATURE_FILES });
     }
@@ -47,7 +48,7 @@ describe('code map', () => {
   });
 
   test('Drizzle and the database only in store files and db/', () => {
-    const allowed = (file: string) => file.endsWith('/store.ts') || folderOf(file) === 'db' || file === 'stores.ts';
+    const allowed = (file: string) => /\/store(\.pg)?\.ts$/.test(file) || folderOf(file) === 'db' || file === 'stores.ts';
     for (const file of files.filter((f) => !allowed(f))) {
       const bad = specifiers(file).filter((s) => s.startsWith('drizzle-orm') || s === 'bun:sqlite' || (s.includes('db/') && !s.endsWith('db/client')));
       expect({ file, bad }).toEqual({ file, bad: [] });

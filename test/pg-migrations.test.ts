@@ -49,7 +49,7 @@ describe('embedded PostgreSQL migrations', () => {
     const isSqlite = (v: unknown): v is SQLiteTable => typeof v === 'object' && v !== null && Symbol.for('drizzle:IsDrizzleTable') in v && !('enableRLS' in v);
     const pgShapes = tables(pgSchema, isPg).map((t) => shape(pgTableConfig(t) as never)).sort((a, b) => a.name.localeCompare(b.name));
     const sqliteShapes = tables(sqliteSchema, isSqlite).map((t) => shape(sqliteTableConfig(t) as never)).sort((a, b) => a.name.localeCompare(b.name));
-    expect(pgShapes.length).toBe(6);
+    expect(pgShapes.map((t) => t.name)).toContain('users');
     expect(pgShapes).toEqual(sqliteShapes);
   });
 });

@@ -1,7 +1,7 @@
 import { and, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { PgDb } from '../db/pg-client';
-import { emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
+import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
 import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type WrongCodeOutcome } from './store';
 
 export const isLivePg = (expiresAt: PgColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);
@@ -33,6 +33,7 @@ const TABLES = {
   password_reset: passwordResetRequests,
   email_update: emailUpdateRequests,
   email_verification: emailVerificationRequests,
+  passkey_challenge: challenges,
 } as const;
 
 /** Batches by ctid; SKIP LOCKED lets the sweeps of several instances run side by side. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import journal from '../../drizzle/pg/meta/_journal.json';
 import init from '../../drizzle/pg/0000_init.sql' with { type: 'text' };
 import userCountTriggers from '../../drizzle/pg/0001_user_count_triggers.sql' with { type: 'text' };
+import passkeys from '../../drizzle/pg/0002_passkeys.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -10,6 +11,7 @@ import userCountTriggers from '../../drizzle/pg/0001_user_count_triggers.sql' wi
 export const pgMigrationSqlByTag: Record<string, string> = {
   '0000_init': init,
   '0001_user_count_triggers': userCountTriggers,
+  '0002_passkeys': passkeys,
 };
 
 export interface PgMigrationMeta {

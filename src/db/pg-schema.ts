@@ -91,7 +91,46 @@ export const totpCredentials = pgTable('totp_credentials', {
   lastUsedStep: bigint('last_used_step', { mode: 'number' }).notNull(),
 });
 
+export const passkeys = pgTable(
+  'passkeys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    credentialId: text('credential_id').notNull(),
+    publicKey: text('public_key').notNull(),
+    /** Up to 2^32 - 1 (the authenticator's 32-bit sign count). */
+    counter: bigint('counter', { mode: 'number' }).notNull(),
+    transports: text('transports').notNull(),
+    backedUp: boolean('backed_up').notNull(),
+    name: text('name').notNull(),
+    createdAt: unixSeconds('created_at').notNull(),
+    lastUsedAt: unixSeconds('last_used_at'),
+  },
+  (table) => [
+    uniqueIndex('passkeys_credential_id_unique').on(table.credentialId),
+    index('passkeys_user').on(table.userId, table.createdAt, table.id),
+  ],
+);
+
+/** Single-use WebAuthn challenges, bound to their ceremony, purpose and (when given) user. */
+export const challenges = pgTable(
+  'challenges',
+  {
+    id: text('id').primaryKey(),
+    ceremony: text('ceremony', { enum: ['registration', 'authentication'] }).notNull(),
+    purpose: text('purpose', { enum: ['login', 'second_factor'] }),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    challenge: text('challenge').notNull(),
+    userVerification: text('user_verification', { enum: ['required', 'preferred'] }).notNull(),
+    expiresAt: unixSeconds('expires_at').notNull(),
+  },
+  (table) => [index('challenges_expires').on(table.expiresAt), index('challenges_user').on(table.userId)],
+);
+
 export type UserRow = typeof users.$inferSelect;
+export type PasskeyRow = typeof passkeys.$inferSelect;
 export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;
 export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
 export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;

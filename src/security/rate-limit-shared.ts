@@ -44,7 +44,7 @@ export class FallbackFailureLockout implements FailureLockout {
 
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
 type WindowName = 'resetRequests' | 'emailVerificationRequests' | 'emailUpdateRequests';
-type LockoutName = 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify';
+type LockoutName = 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify' | 'passkeyVerify';
 
 /**
  * The §5 limits in Redis (every key under `prefix`, e.g. `gatehouse:loginBlock:{1.2.3.4}:failures`),
@@ -68,6 +68,7 @@ export function createSharedRateLimits(options: { link: RedisLink; clock: Clock;
     reset2fa: lockout('reset2fa'),
     emailVerify: lockout('emailVerify'),
     emailUpdateVerify: lockout('emailUpdateVerify'),
+    passkeyVerify: lockout('passkeyVerify'),
     serial: new RedisKeyedLock(link, { prefix: `${prefix}serial:` }),
   };
 }

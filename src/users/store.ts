@@ -28,7 +28,7 @@ export interface UserStore {
   list(options: ListOptions): Promise<{ items: UserView[]; total: number }>;
 }
 
-const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials.userId} = ${users.id})`;
+const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 // Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
 const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp, passkeyCount };
