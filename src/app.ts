@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia';
 import type { Deps } from './deps';
-import { httpConventions } from './http/conventions';
+import { httpConventions, withoutValidationMessages } from './http/conventions';
 import { createRequestHandler } from './http/handler';
 import { passwordsRoutes } from './passwords/routes';
 import { emailRoutes } from './email/routes';
@@ -13,7 +13,7 @@ import { docsPlugin } from './docs/plugin';
 
 export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
   const queries = userQueries(deps.db);
-  return new Elysia()
+  const app = new Elysia()
     .use(httpConventions(deps.log))
     .use(options.docs === false ? new Elysia() : docsPlugin())
     .use(serviceRoutes(deps))
@@ -22,6 +22,7 @@ export function createApp(deps: Deps, options: { docs?: boolean } = {}) {
     .use(emailRoutes(deps, queries))
     .use(totpRoutes(deps, queries))
     .use(passwordResetRoutes(deps, queries));
+  return withoutValidationMessages(app);
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -6,15 +6,21 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** Request bodies are flat objects; this leaves ample room for nested unknown fields. */
 export const MAX_BODY_DEPTH = 32;
 
+/** Handed on for a body that is not UTF-8: a string, so it fails every body schema. */
+const NOT_UTF8 = 'body is not valid UTF-8';
+
 /**
  * Bodies are JSON whatever the Content-Type says. Text that is not JSON is handed on as a string,
  * so it fails the route's object schema as INVALID_DATA only after the path's resources were
  * checked (API.md §1 puts 404 before body errors). JSON nested deeper than MAX_BODY_DEPTH is handed
  * on as text too: Elysia's validation error serialises the rejected value recursively, which
  * overflowed the stack (500) on a 64 KiB body of nested arrays and took most of a second on nested objects.
+ * Bytes that are not UTF-8 are never decoded with replacement characters, which would make
+ * different passwords equal (API.md §9); they are handed on the same way.
  */
 async function parseJsonBody({ request }: { request: Request }): Promise<unknown> {
   const text = await readTextCapped(request);
+  if (text === undefined) return NOT_UTF8;
   if (text.trim() === '') return {};
   let value: unknown;
   try {
@@ -38,7 +44,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** A chunked body has no Content-Length to check up front, so stop reading once it is too big. */
-async function readTextCapped(request: Request): Promise<string> {
+async function readTextCapped(request: Request): Promise<string | undefined> {
   if (request.body === null) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -47,7 +53,49 @@ async function readTextCapped(request: Request): Promise<string> {
     if (size > MAX_BODY_BYTES) throw new AppError(413, 'PAYLOAD_TOO_LARGE');
     chunks.push(chunk);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    return undefined;
+  }
+}
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+type SchemaNode = Record<string, unknown>;
+const CHILD_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
+const CHILD_NODES = ['not', 'items', 'additionalProperties'] as const;
+
+/** The schema and every schema inside it (properties, unions, items, ...). */
+function* schemaNodes(schema: unknown): Generator<SchemaNode> {
+  if (typeof schema !== 'object' || schema === null) return;
+  const node = schema as SchemaNode;
+  yield node;
+  for (const name of CHILD_LISTS) if (Array.isArray(node[name])) for (const child of node[name] as unknown[]) yield* schemaNodes(child);
+  for (const name of CHILD_NODES) yield* schemaNodes(node[name]);
+  for (const name of ['properties', 'patternProperties']) {
+    const children = node[name];
+    if (typeof children === 'object' && children !== null) for (const child of Object.values(children)) yield* schemaNodes(child);
+  }
+}
+
+/**
+ * Elysia builds a validation error's message with `mapValueError`, which throws a TypeError (a 500)
+ * while it prints a rejected value that cannot become a string: an object with a `toString` or
+ * `valueOf` key where a string belongs. When the failing schema has its own `error`, Elysia uses that
+ * as the message and never calls the formatter; the message does not matter, the error hook answers
+ * INVALID_DATA. So every schema node of every route's input gets one, once, after the routes are
+ * registered and before a first request compiles their validators. Not enumerable, so that the
+ * OpenAPI document does not show it.
+ */
+export function withoutValidationMessages<App extends { routes: { hooks: Record<string, unknown> }[] }>(app: App): App {
+  for (const { hooks } of app.routes) {
+    for (const part of ['body', 'query', 'params', 'headers']) {
+      for (const node of schemaNodes(hooks[part])) {
+        if (!('error' in node)) Object.defineProperty(node, 'error', { value: 'INVALID_DATA', enumerable: false });
+      }
+    }
+  }
+  return app;
 }
 
 /** Body parsing and the single mapping of every failure to `{"error": CODE}`. Register before any route. */
