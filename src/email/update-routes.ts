@@ -4,6 +4,7 @@ import { documented, noContent } from '../http/docs';
 import { emailAlreadyUsed, invalidRequest, notFound } from '../http/errors';
 import { enforce, pathUser } from '../http/guards';
 import { nowSeconds } from '../security/clock';
+import { normalizeEmail } from '../security/email-address';
 import type { UserQueries } from '../users/repository';
 import { assertEmailCode } from './code-check';
 import { CreateEmailUpdateBody, EmailUpdateRequest, NewEmail, toUpdateView, VerifyNewEmailBody } from './model';
@@ -26,7 +27,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
     .post(
       '/users/:id/email-update-requests',
       ({ body, user }) => {
-        const email = body.email.toLowerCase();
+        const email = normalizeEmail(body.email);
         // Counted before the address check, so the endpoint cannot probe addresses faster than 3 per 15 minutes.
         enforce(deps.limits.emailUpdateRequests.hit(user.id));
         if (otherHolderOf(deps.db, email, user.id)) throw emailAlreadyUsed();
@@ -38,7 +39,7 @@ export function emailUpdateRoutes(deps: Deps, queries: UserQueries) {
           summary: 'Create an email update request',
           tag: TAG,
           description:
-            'Send the code to the new address. The address is lower-cased; the user\'s own current address is allowed. ' +
+            'Send the code to the new address. The address is stored NFC-normalised and lower-cased; the user\'s own current address is allowed. ' +
             'At most 3 creations per user in any 15 minutes (calls refused with EMAIL_ALREADY_USED count too). Expires after 10 minutes.',
           errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
           ok: EmailUpdateRequest,

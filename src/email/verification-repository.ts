@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm';
+import { hasEmail } from '../db/email-verified';
 import type { Db } from '../db/client';
 import { isLive, newRequestTimes } from '../db/request-lifetime';
 import { emailVerificationRequests as requests, users, type EmailVerificationRequestRow } from '../db/schema';
@@ -28,8 +29,8 @@ export const deleteLiveVerification = (db: Db, userId: string, now: number): boo
   db.delete(requests).where(liveFor(userId, now)).returning({ userId: requests.userId }).get() !== undefined;
 
 /**
- * Deletes the request (only the very one whose code was checked) and marks the email verified, in
- * one transaction. False when it was already redeemed, replaced or expired: a code works once.
+ * Deletes the request (only the very one whose code was checked) and marks the email verified (when
+ * the user has one), in one transaction. False when it was already redeemed, replaced or expired: a code works once.
  */
 export function redeemVerification(db: Db, checked: EmailVerificationRequestRow, now: number): boolean {
   return db.transaction((tx) => {
@@ -39,7 +40,7 @@ export function redeemVerification(db: Db, checked: EmailVerificationRequestRow,
       .returning({ userId: requests.userId })
       .get();
     if (claimed === undefined) return false;
-    tx.update(users).set({ emailVerified: true }).where(eq(users.id, checked.userId)).run();
+    tx.update(users).set({ emailVerified: hasEmail }).where(eq(users.id, checked.userId)).run();
     return true;
   });
 }

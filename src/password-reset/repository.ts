@@ -1,5 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
+import { hasEmail } from '../db/email-verified';
 import { isLive } from '../db/request-lifetime';
 import { passwordResetRequests as resets, users, type PasswordResetRequestRow } from '../db/schema';
 import { recordWrongCode, type AttemptCountedRows, type WrongCodeOutcome } from '../security/code-attempts';
@@ -63,7 +64,7 @@ export function resetRequestQueries(db: Db) {
           .returning({ userId: resets.userId })
           .get();
         if (request === undefined) return false;
-        tx.update(users).set({ passwordHash, emailVerified: true }).where(eq(users.id, request.userId)).run();
+        tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId)).run();
         tx.delete(resets).where(eq(resets.userId, request.userId)).run();
         return true;
       });

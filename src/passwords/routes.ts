@@ -4,6 +4,7 @@ import { documented, noContent } from '../http/docs';
 import { AppError, notFound } from '../http/errors';
 import { assertStrongPassword, pathUser } from '../http/guards';
 import { presentClientIp } from '../http/models';
+import { normalizeEmail } from '../security/email-address';
 import { KeyedSerializer } from '../security/keyed-serializer';
 import { dummyPasswordHash } from '../security/password-hash';
 import { User } from '../users/model';
@@ -27,7 +28,7 @@ export function passwordsRoutes(deps: Deps, queries: UserQueries) {
     ({ body }) => {
       const clientIp = presentClientIp(body.client_ip);
       return runPasswordCheck(deps, perAddress, clientIp, async () => {
-        const user = queries.findRowByEmail(body.email.toLowerCase());
+        const user = queries.findRowByEmail(normalizeEmail(body.email));
         if (user === undefined) {
           // The same work as a wrong password, so timing does not reveal which emails exist.
           await deps.hasher.verify(body.password, await dummyPasswordHash());

@@ -1,3 +1,4 @@
+import { normalizeEmail } from '../security/email-address';
 import type { ListOptions } from './repository';
 
 const MAX_PER_PAGE = 1000;
@@ -27,6 +28,6 @@ export function parseListQuery(params: URLSearchParams): ListOptions {
     ascending: single(params, 'sort_order') !== 'descending',
     perPage: positiveInteger(single(params, 'per_page'), 20, MAX_PER_PAGE),
     page: positiveInteger(single(params, 'page'), 1, MAX_PAGE),
-    emailQuery: emailQuery === null || emailQuery === '' ? null : emailQuery.toLowerCase(),
+    emailQuery: emailQuery === null || emailQuery === '' ? null : normalizeEmail(emailQuery),
   };
 }

@@ -4,6 +4,7 @@ import { documented, noContent } from '../http/docs';
 import { emailAlreadyUsed, notFound } from '../http/errors';
 import { assertStrongPassword, pathUser, spendAddressToken } from '../http/guards';
 import { presentClientIp } from '../http/models';
+import { normalizeEmail } from '../security/email-address';
 import { CreatedUser, CreateUserBody, ListUsersQuery, User } from './model';
 import { listUsers, type UserQueries } from './repository';
 import { parseListQuery } from './list-query';
@@ -16,7 +17,7 @@ export function usersRoutes(deps: Deps, queries: UserQueries) {
     .post(
       '/users',
       async ({ body }) => {
-        const email = body.email?.toLowerCase() ?? null;
+        const email = body.email == null ? null : normalizeEmail(body.email);
         spendAddressToken(deps, presentClientIp(body.client_ip));
         await assertStrongPassword(deps, body.password);
         if (email !== null && queries.findRowByEmail(email)) throw emailAlreadyUsed();
