@@ -1,5 +1,6 @@
 import type { Deps } from '../deps';
-import { enforce, spendAddressToken } from '../http/guards';
+import { tooManyRequests } from '../http/errors';
+import type { LimitResult } from '../security/rate-limit';
 import type { KeyedSerializer } from '../security/keyed-serializer';
 import { addressKey } from '../security/address-key';
 
@@ -17,11 +18,16 @@ export function runPasswordCheck<T>(
   if (clientIp === null) return check();
   const key = addressKey(clientIp);
   return perAddress.run(key, () => {
-    spendAddressToken(deps, clientIp);
-    enforce(deps.limits.loginBlock.check(key));
+    const token = deps.limits.address.consume(key);
+    const block = deps.limits.loginBlock.check(key);
+    if (!token.ok || !block.ok) throw tooManyRequests(longestWait(token, block));
     return check();
   });
 }
+
+/** Retry-After names the wait until every limit that refuses now would pass (API.md §2): the longest. */
+const longestWait = (...results: LimitResult[]): number =>
+  Math.max(...results.map((result) => (result.ok ? 0 : result.retryAfterSeconds)));
 
 /** Only incorrect passwords count, and a success does not clear the count (API.md §9). */
 export function recordIncorrectPassword(deps: Deps, clientIp: string | null): void {
