@@ -22,12 +22,29 @@ function isPublic(method: string, path: string, docs: boolean): boolean {
 /**
  * Elysia finds the path by searching for '/' from index 11, assuming a host of four or more
  * characters; with `Host: x` it would route `/health?/users` to `/users` after we checked `/health`.
- * Such requests get a URL Elysia reads the same way we do.
+ * Bun hands on a relative URL (`/users`) for an HTTP/1.0 request without Host or with an empty one,
+ * and an unparseable one for a Host such as `h:99999`, `[::1` or `a%zz`, on which `new URL` throws.
+ * Such requests get a URL that parses and that Elysia reads the same way we do.
  */
 const ELYSIA_PATH_SEARCH_START = 11;
 function withRoutableUrl(request: Request, pathStart: number): Request {
-  if (pathStart < 0 || pathStart >= ELYSIA_PATH_SEARCH_START) return request;
-  return new Request(`http://localhost${request.url.slice(pathStart)}`, request);
+  if (pathStart >= ELYSIA_PATH_SEARCH_START && URL.canParse(request.url)) return request;
+  return new Request(`http://localhost${pathStart < 0 ? '/' : request.url.slice(pathStart)}`, request);
+}
+
+/** Where the path starts in a request's URL: absolute as usual, or relative when Bun had no Host to build it with. */
+function pathStartOf(url: string): number {
+  if (url.startsWith('/')) return 0;
+  const authority = url.indexOf('//');
+  return authority < 0 ? -1 : url.indexOf('/', authority + 2);
+}
+
+/** On every answer (API.md §9): answers hold codes and recovery codes. */
+function addCommonHeaders(response: Response): Response {
+  response.headers.set('x-content-type-options', 'nosniff');
+  // The docs' static assets say how they may be cached; everything else must not be.
+  if (!response.headers.has('cache-control')) response.headers.set('cache-control', 'no-store');
+  return response;
 }
 
 /**
@@ -47,7 +64,7 @@ export function createRequestHandler(options: {
   return async (received) => {
     const started = performance.now();
     const url = received.url;
-    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const pathStart = pathStartOf(url);
     const path = pathOf(url, pathStart);
     const request = withRoutableUrl(received, pathStart);
     const requestId = nextRequestId();
@@ -68,7 +85,7 @@ export function createRequestHandler(options: {
       status: response.status,
       ms: Math.round((performance.now() - started) * 100) / 100,
     });
-    return response;
+    return addCommonHeaders(response);
   };
 }
 
