@@ -56,9 +56,12 @@ export const Email = t.String({
 });
 
 /** `""` and `null` mean absent (API.md §1). */
+const CLIENT_IP_DESCRIPTION =
+  'The end user\'s address, at most 64 characters (Unicode code points); when present the call spends a token of that ' +
+  'address\'s rate limit. "" and null mean absent. IPv6 addresses share limits per /64, except those that embed an IPv4 address.';
 export const ClientIp = t.Optional(
-  t.Union([t.String({ format: 'gatehouse-client-ip', [DOCUMENTED_AS]: { maxLength: 64 }, description: 'At most 64 characters (Unicode code points)' }), t.Null()], {
-    description: 'The end user\'s address; when present the call spends a token of that address\'s rate limit. "" and null mean absent',
+  t.Union([t.String({ format: 'gatehouse-client-ip', [DOCUMENTED_AS]: { maxLength: 64 }, description: CLIENT_IP_DESCRIPTION }), t.Null()], {
+    description: CLIENT_IP_DESCRIPTION,
     examples: ['203.0.113.7'],
   }),
 );
