@@ -19,14 +19,26 @@ describe('headers on every answer (API.md §9)', () => {
       await h.call('POST', '/users', { rawBody: 'not json' }),
       await h.call('POST', '/users', { rawBody: 'x', headers: { 'content-length': String(65 * 1024) } }),
       await h.call('GET', '/docs/json', { auth: null }),
+      await h.call('HEAD', `/users/${user.id}`),
+      await h.call('OPTIONS', '/users'),
+      await h.call('DELETE', `/users/${user.id}`),
     ];
-    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 204, 200, 401, 401, 404, 400, 413, 200]);
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 204, 200, 401, 401, 404, 400, 413, 200, 200, 404, 204]);
     for (const res of answers) {
       expect({ status: res.status, nosniff: res.headers.get('x-content-type-options'), cache: res.headers.get('cache-control') }).toEqual({
         status: res.status,
         nosniff: 'nosniff',
         cache: 'no-store',
       });
+    }
+  });
+
+  test('also on an unexpected failure (500) and on /health answering 503', async () => {
+    const broken = createHarness();
+    broken.deps.db.$client.close();
+    for (const res of [await broken.call('GET', '/users'), await broken.call('GET', '/health', { auth: null })]) {
+      expect([res.status, res.headers.get('x-content-type-options'), res.headers.get('cache-control')]).toEqual([res.status, 'nosniff', 'no-store']);
+      expect(res.status).toBeGreaterThanOrEqual(500);
     }
   });
 

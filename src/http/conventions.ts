@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { AppError, errorResponse } from './errors';
+import { COMMON_HEADERS } from './headers';
 import { type Logger, requestIdOf } from './log';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -101,6 +102,7 @@ export function withoutValidationMessages<App extends { routes: { hooks: Record<
 /** Body parsing and the single mapping of every failure to `{"error": CODE}`. Register before any route. */
 export function httpConventions(log: Logger) {
   return new Elysia({ name: 'http-conventions' })
+    .headers(COMMON_HEADERS)
     .onParse({ as: 'global' }, parseJsonBody)
     .onError({ as: 'global' }, ({ code, error: thrown, request }) => {
       // Elysia wraps whatever a parser throws (our 413) in its own ParseError.

@@ -1,3 +1,5 @@
+import { COMMON_HEADERS } from './headers';
+
 /**
  * The one error type for expected failures. The field is `errorCode`, not `code`:
  * Elysia's onError reads `error.code` and would mistake ours for its own.
@@ -25,6 +27,6 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
 export function errorResponse(status: number, errorCode: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ error: errorCode }), {
     status,
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json', ...COMMON_HEADERS, ...headers },
   });
 }

@@ -39,14 +39,6 @@ function pathStartOf(url: string): number {
   return authority < 0 ? -1 : url.indexOf('/', authority + 2);
 }
 
-/** On every answer (API.md §9): answers hold codes and recovery codes. */
-function addCommonHeaders(response: Response): Response {
-  response.headers.set('x-content-type-options', 'nosniff');
-  // The docs' static assets say how they may be cached; everything else must not be.
-  if (!response.headers.has('cache-control')) response.headers.set('cache-control', 'no-store');
-  return response;
-}
-
 /**
  * The outermost request handler: request id, credential, size limit and the access log line,
  * all before Elysia routes anything, so an unknown path without the credential is 401.
@@ -85,7 +77,7 @@ export function createRequestHandler(options: {
       status: response.status,
       ms: Math.round((performance.now() - started) * 100) / 100,
     });
-    return addCommonHeaders(response);
+    return response;
   };
 }
 
