@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { Deps } from './deps';
-import { httpConventions, withoutValidationMessages } from './http/conventions';
+import { httpConventions } from './http/conventions';
+import { withoutValidationMessages } from './http/validation-errors';
 import { createRequestHandler } from './http/handler';
 import { passwordsRoutes } from './passwords/routes';
 import { emailRoutes } from './email/routes';
