@@ -5,6 +5,7 @@ import { emailVerificationRoutes } from './email-verification/routes';
 import { createEmailVerificationService } from './email-verification/service';
 import { httpConventions } from './http/conventions';
 import { docsPage } from './http/docs-page';
+import { withoutValidationMessages } from './http/validation-errors';
 import { createRequestHandler } from './http/handler';
 import type { Logger } from './http/log';
 import { passkeysRoutes } from './passkeys/routes';
@@ -56,7 +57,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createApp(services: Services, options: { log: Logger; docs?: boolean }) {
   const findUser = services.users.find;
-  return new Elysia()
+  const app = new Elysia()
     .use(httpConventions(options.log))
     .use(options.docs === false ? new Elysia() : docsPage())
     .use(statusRoutes(services.status))
@@ -68,6 +69,7 @@ export function createApp(services: Services, options: { log: Logger; docs?: boo
     .use(recoveryCodeRoutes(services.recoveryCode, findUser))
     .use(passwordResetRoutes(services.passwordReset, findUser))
     .use(passkeysRoutes(services.passkeys, findUser));
+  return withoutValidationMessages(app);
 }
 export type App = ReturnType<typeof createApp>;
 

@@ -5,7 +5,7 @@ import { VERSION } from './version';
 
 const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
 
-  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S]
+  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S | --secret-file F]
                   [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
                   [--webauthn-rp-id ID [--webauthn-rp-name NAME] [--webauthn-origin URL ...]]
   gatehouse generate-secret
@@ -23,6 +23,7 @@ function startServing(args: string[]) {
   try {
     return serve(config);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new UsageError(`cannot serve on ${config.host}:${config.port} with data in ${config.dir}: ${message.split('\n')[0]}`);
   }

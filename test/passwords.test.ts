@@ -288,6 +288,46 @@ describe('login block', () => {
     expect((await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: '2001:db8:1:3::1' })).status).toBe(204);
   });
 
+  test('when the address is out of tokens and blocked too, Retry-After names the block, the longer wait (API.md §2)', async () => {
+    const h = createHarness();
+    const user = await h.createUser();
+    // Five wrong passwords in quick succession: they empty the bucket and start the block at once.
+    for (let i = 0; i < 5; i++) expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: IP }), 400, 'INCORRECT_PASSWORD');
+    h.advance(1_000);
+    const both = await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: IP });
+    expectError(both, 400, 'TOO_MANY_REQUESTS');
+    expect(both.headers.get('retry-after')).toBe(String(FIFTEEN_MINUTES / 1000 - 1));
+    // Once the bucket has a token again, the block alone still refuses, with the same remaining time.
+    h.advance(BUCKET_REFILL);
+    const blockOnly = await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: IP });
+    expect(blockOnly.headers.get('retry-after')).toBe(String((FIFTEEN_MINUTES - BUCKET_REFILL) / 1000 - 1));
+  });
+
+  test('NAT64 addresses (64:ff9b::/96) are limited by their embedded IPv4 address, not one shared /64', async () => {
+    const h = createHarness();
+    const user = await h.createUser();
+    for (let i = 0; i < 5; i++) {
+      h.advance(BUCKET_REFILL);
+      expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: '64:ff9b::198.51.100.7' }), 400, 'INCORRECT_PASSWORD');
+    }
+    h.advance(BUCKET_REFILL);
+    // The same IPv4 client, however its address is written, is blocked...
+    for (const ip of ['64:ff9b::c633:6407', '64:FF9B:0:0:0:0:198.51.100.7', '[64:ff9b::198.51.100.7]']) {
+      expectError(await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: ip }), 400, 'TOO_MANY_REQUESTS');
+    }
+    // ...and so is that address sent as plain IPv4; other IPv4 clients behind the same gateway are not.
+    expectError(await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: '198.51.100.7' }), 400, 'TOO_MANY_REQUESTS');
+    for (const ip of ['64:ff9b::198.51.100.8', '64:ff9b::c633:6409', '::ffff:198.51.100.10']) {
+      expect((await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: ip })).status).toBe(204);
+    }
+    // An address outside the /96 (here 64:ff9b:1::/48, the local-use prefix) is still a /64.
+    for (let i = 1; i <= 5; i++) {
+      h.advance(BUCKET_REFILL);
+      expectError(await verify(h, user.id, { password: WRONG_PASSWORD, client_ip: `64:ff9b:1::${i}` }), 400, 'INCORRECT_PASSWORD');
+    }
+    expectError(await verify(h, user.id, { password: STRONG_PASSWORD, client_ip: '64:ff9b:1::99' }), 400, 'TOO_MANY_REQUESTS');
+  });
+
   test('IPv6 addresses in one /64 also share the address bucket', async () => {
     const h = createHarness();
     for (let i = 1; i <= 5; i++) {

@@ -274,6 +274,13 @@ describe('addressKey', () => {
     expect(addressKey('::ffff:192.0.2.1')).not.toBe(addressKey('::ffff:192.0.2.2'));
   });
 
+  test('NAT64 addresses (64:ff9b::/96) are keyed by their embedded IPv4 address', () => {
+    expect(addressKey('64:ff9b::192.0.2.1')).toBe('192.0.2.1');
+    expect(addressKey('64:ff9b::c000:201')).toBe('192.0.2.1');
+    expect(addressKey('64:ff9b::192.0.2.2')).not.toBe(addressKey('64:ff9b::192.0.2.1'));
+    expect(addressKey('64:ff9b:1::c000:201')).toBe('64:ff9b:1:0::/64');
+  });
+
   test('IPv4 and other strings are unchanged', () => {
     for (const value of ['192.0.2.1', 'localhost', 'seed', '1:2:3', '1::2::3', '12345::', 'g::1', '1:2:3:4:5:6:7:8:9', '::1.2.3']) {
       expect(addressKey(value)).toBe(value);

@@ -107,13 +107,13 @@ describe('the serve process', () => {
 
   test('the data persisted before SIGTERM survives it', async () => {
     const dir = tempDir();
-    const first = await startServer({ dir, extraArgs: ['--secret', 'persist-secret'] });
+    const first = await startServer({ dir, extraArgs: ['--secret', 'persist-secret-0123456789'] });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(((await (await first.request('POST', '/users', { password: STRONG_PASSWORD })).json()) as { id: string }).id);
     const deleted = await first.request('DELETE', `/users/${ids[0]}`);
     expect(deleted.status).toBe(204);
     expect(await first.stop()).toBe(0);
-    const second = await startServer({ dir, extraArgs: ['--secret', 'persist-secret'] });
+    const second = await startServer({ dir, extraArgs: ['--secret', 'persist-secret-0123456789'] });
     const list = await second.request('GET', '/users?sort_by=id');
     expect(list.headers.get('x-pagination-total')).toBe('2');
     expect(((await list.json()) as { id: string }[]).map((u) => u.id)).toEqual(ids.slice(1).sort());

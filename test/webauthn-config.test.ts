@@ -42,7 +42,7 @@ describe('WebAuthn configuration', () => {
     expect(refusal(['--webauthn-origin', 'https://example.com'])).toContain('need --webauthn-rp-id');
     expect(refusal(['--webauthn-rp-name', 'x'])).toContain('need --webauthn-rp-id');
     for (const id of ['https://example.com', 'example.com:443', '192.0.2.1', 'exa mple.com', '-x.com', 'a..b']) {
-      expect(refusal(['--webauthn-rp-id', id])).toContain(`invalid --webauthn-rp-id '${id}'`);
+      expect(refusal([`--webauthn-rp-id=${id}`])).toContain(`invalid --webauthn-rp-id '${id}'`);
     }
     expect(refusal(['--webauthn-rp-id', 'example.com', '--webauthn-rp-name', ' '])).toContain('--webauthn-rp-name');
     for (const origin of ['example.com', 'https://example.com/login', 'https://example.com?x', 'ftp://example.com', 'https://u@example.com']) {

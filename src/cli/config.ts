@@ -1,79 +1,105 @@
+import { parseArgs } from 'node:util';
 import { type BreachMode, DEFAULT_PWNED_API_URL } from '../security/breach-check';
-import type { RelyingParty } from '../security/webauthn';
-import { parseRelyingParty, splitOrigins } from './webauthn';
+import { type FeatureFlags, featureFlags } from './feature-flags';
+import { checkSecret } from './secret-rules';
+import { nonEmpty, parseUrl, UsageError } from './values';
+import { splitOrigins } from './webauthn';
 
-export interface ServeConfig {
+export interface ServeConfig extends FeatureFlags {
   port: number;
   host: string;
   dir: string;
+  /** Given as a value (--secret, GATEHOUSE_SECRET); null when read from a file or generated. */
   secret: string | null;
+  /** Given as a file (--secret-file, GATEHOUSE_SECRET_FILE); read at start-up. */
+  secretFile: string | null;
   pwnedCheck: BreachMode;
   pwnedApiUrl: string;
   docs: boolean;
-  /** Null when no --webauthn-rp-id is given: passkeys are off. */
-  relyingParty: RelyingParty | null;
 }
 
-/** A bad flag or value: main prints the message on one line and exits with code 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
 type Env = Record<string, string | undefined>;
 
-const FLAG_ENV: Record<string, string> = {
+/** Every serve flag that takes a value, with its environment variable (API.md §8). */
+const VALUE_FLAGS = {
   port: 'GATEHOUSE_PORT',
   host: 'GATEHOUSE_HOST',
   dir: 'GATEHOUSE_DATA_DIR',
   secret: 'GATEHOUSE_SECRET',
+  'secret-file': 'GATEHOUSE_SECRET_FILE',
   'pwned-check': 'GATEHOUSE_PWNED_CHECK',
   'pwned-api-url': 'GATEHOUSE_PWNED_API_URL',
+  'database-url': 'GATEHOUSE_DATABASE_URL',
+  'redis-url': 'GATEHOUSE_REDIS_URL',
+  'webhook-url': 'GATEHOUSE_WEBHOOK_URL',
+  'webhook-secret': 'GATEHOUSE_WEBHOOK_SECRET',
+  'events-retention-days': 'GATEHOUSE_EVENTS_RETENTION_DAYS',
   'webauthn-rp-id': 'GATEHOUSE_WEBAUTHN_RP_ID',
   'webauthn-rp-name': 'GATEHOUSE_WEBAUTHN_RP_NAME',
-  'webauthn-origin': 'GATEHOUSE_WEBAUTHN_ORIGINS',
-};
+} as const;
+type ValueFlag = keyof typeof VALUE_FLAGS;
+export type FlagValues = Partial<Record<ValueFlag, string>> & { 'webauthn-origin'?: string[] };
+
+const OPTIONS = {
+  ...Object.fromEntries(Object.keys(VALUE_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
+  'webauthn-origin': { type: 'string', multiple: true },
+  'no-docs': { type: 'boolean' },
+  'no-metrics': { type: 'boolean' },
+} as const;
 
 /** Flags beat their environment variables (API.md §8). Accepts `--flag value` and `--flag=value`. */
 export function parseServeConfig(args: string[], env: Env): ServeConfig {
-  const values: Record<string, string> = {};
-  for (const [flag, variable] of Object.entries(FLAG_ENV)) {
-    const value = env[variable];
-    if (value !== undefined && value !== '') values[flag] = value;
+  const flags = parseFlags(args);
+  const values: FlagValues = {};
+  for (const [flag, variable] of Object.entries(VALUE_FLAGS) as [ValueFlag, string][]) {
+    const value = flags[flag] ?? env[variable];
+    if (value !== undefined && (flags[flag] !== undefined || value !== '')) values[flag] = value;
   }
-  let docs = true;
-  // Repeatable: every --webauthn-origin counts, and any of them replaces the variable's list.
-  const origins: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '--no-docs') {
-      docs = false;
-      continue;
-    }
-    const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
-    const flag = match?.[1];
-    if (flag === undefined || !(flag in FLAG_ENV)) throw new UsageError(`unknown argument '${arg}' (see 'gatehouse --help')`);
-    const value = match?.[2] ?? args[++i];
-    if (value === undefined) throw new UsageError(`--${flag} needs a value`);
-    if (flag === 'webauthn-origin') origins.push(value);
-    else values[flag] = value;
-  }
+  const origins = flags['webauthn-origin'] ?? (env.GATEHOUSE_WEBAUTHN_ORIGINS === undefined ? undefined : splitOrigins(env.GATEHOUSE_WEBAUTHN_ORIGINS));
+  if (origins !== undefined) values['webauthn-origin'] = origins;
+  const secret = secretSource(flags, env, values);
   return {
     port: parsePort(values.port ?? '4000'),
     host: nonEmpty('host', values.host ?? '127.0.0.1'),
     dir: nonEmpty('dir', values.dir ?? './gatehouse_data'),
-    secret: values.secret === undefined ? null : parseSecret(values.secret),
+    secret: secret.kind === 'value' ? checkSecret(secret.value, '--secret') : null,
+    secretFile: secret.kind === 'file' ? nonEmpty('secret-file', secret.value) : null,
     pwnedCheck: parseMode(values['pwned-check'] ?? 'online'),
-    pwnedApiUrl: parseUrl(values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
-    docs,
-    relyingParty: parseRelyingParty(
-      {
-        rpId: values['webauthn-rp-id'],
-        rpName: values['webauthn-rp-name'],
-        origins: origins.length > 0 ? origins : splitOrigins(values['webauthn-origin'] ?? ''),
-      },
-      (message) => {
-        throw new UsageError(message);
-      },
-    ),
+    pwnedApiUrl: parseUrl('pwned-api-url', values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
+    docs: flags['no-docs'] !== true,
+    ...featureFlags(values, { metrics: flags['no-metrics'] !== true, secretConfigured: secret.kind !== 'none' }),
   };
+}
+
+type ParsedFlags = FlagValues & { 'no-docs'?: boolean; 'no-metrics'?: boolean };
+
+function parseFlags(args: string[]): ParsedFlags {
+  try {
+    return parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false }).values as ParsedFlags;
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const flag = /'(--?[^' ]+)/.exec(message)?.[1] ?? '';
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw new UsageError(`unknown argument '${flag}' (see 'gatehouse --help')`);
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`unexpected argument ${/'[^']*'/.exec(message)?.[0] ?? ''} (see 'gatehouse --help')`);
+    if (/ambiguous/.test(message)) throw new UsageError(`${flag} needs a value (write ${flag}=-VALUE for one that starts with -)`);
+    if (/argument missing/.test(message)) throw new UsageError(`${flag} needs a value`);
+    throw new UsageError(message.split('\n')[0]!);
+  }
+}
+
+/** A secret comes as a value or as a file, never both from the same level; a flag beats either variable. */
+function secretSource(flags: ParsedFlags, env: Env, values: FlagValues): { kind: 'value' | 'file'; value: string } | { kind: 'none' } {
+  if (flags.secret !== undefined && flags['secret-file'] !== undefined) throw new UsageError('give --secret or --secret-file, not both');
+  if (flags.secret !== undefined) return { kind: 'value', value: flags.secret };
+  if (flags['secret-file'] !== undefined) return { kind: 'file', value: flags['secret-file'] };
+  if (values.secret !== undefined && values['secret-file'] !== undefined) {
+    throw new UsageError('GATEHOUSE_SECRET and GATEHOUSE_SECRET_FILE are both set; set one');
+  }
+  if (values.secret !== undefined) return { kind: 'value', value: values.secret };
+  if (values['secret-file'] !== undefined) return { kind: 'file', value: values['secret-file'] };
+  return { kind: 'none' };
 }
 
 function parsePort(value: string): number {
@@ -85,23 +111,4 @@ function parsePort(value: string): number {
 function parseMode(value: string): BreachMode {
   if (value === 'online' || value === 'offline' || value === 'off') return value;
   throw new UsageError(`invalid --pwned-check '${value}': expected online, offline or off`);
-}
-
-function parseUrl(value: string): string {
-  if (!/^https?:\/\/[^\s]+$/.test(value) || !URL.canParse(value)) {
-    throw new UsageError(`invalid --pwned-api-url '${value}': expected an http(s) URL`);
-  }
-  return value;
-}
-
-/** HTTP strips spaces around a header value, so a secret with them could never match. */
-function parseSecret(value: string): string {
-  nonEmpty('secret', value);
-  if (value.trim() !== value) throw new UsageError('--secret must not start or end with whitespace');
-  return value;
-}
-
-function nonEmpty(flag: string, value: string): string {
-  if (value.trim() === '') throw new UsageError(`--${flag} must not be empty`);
-  return value;
 }

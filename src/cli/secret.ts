@@ -1,17 +1,73 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateSecret } from '../security/random';
+import type { ServeConfig } from './config';
+import { checkSecret } from './secret-rules';
+import { UsageError } from './values';
 
-/** With no configured secret, the first start creates `<dir>/secret` (0600) and later starts reuse it. */
+/**
+ * A secret file must be a regular file that group and others cannot read (API.md §9). A symlink is
+ * refused rather than followed: whoever can point it elsewhere chooses the credential.
+ */
+function assertPrivateFile(path: string): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) throw new UsageError(`secret file ${path} is a symlink; give the file itself`);
+  if (!stat.isFile()) throw new UsageError(`secret file ${path} is not a regular file`);
+  const mode = stat.mode & 0o777;
+  if ((mode & 0o044) !== 0) {
+    throw new UsageError(`secret file ${path} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
+  }
+}
+
+const exists = (path: string): boolean => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function readSecretFile(path: string): string {
+  assertPrivateFile(path);
+  return readFileSync(path, 'utf8').trim();
+}
+
+/** `--secret-file`: the file must exist and hold a valid secret. */
+export function loadSecretFile(path: string): string {
+  if (!exists(path)) throw new UsageError(`secret file ${path} does not exist`);
+  return checkSecret(readSecretFile(path), `secret file ${path}`);
+}
+
+/**
+ * With no configured secret, the first start creates `<dir>/secret` (0600) and later starts reuse it,
+ * under the same checks as `--secret-file`. Created with O_EXCL, so a symlink planted after the
+ * check is never written through.
+ */
 export function loadOrCreateSecret(dir: string): { secret: string; path: string; created: boolean } {
   const path = join(dir, 'secret');
-  if (existsSync(path)) {
-    const secret = readFileSync(path, 'utf8').trim();
-    if (secret !== '') return { secret, path, created: false };
+  if (exists(path)) {
+    const stored = readSecretFile(path);
+    if (stored !== '') return { secret: checkSecret(stored, `secret file ${path}`), path, created: false };
+    unlinkSync(path); // an empty file (a start that died mid-write) is replaced
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const secret = generateSecret();
-  writeFileSync(path, `${secret}\n`, { mode: 0o600 });
-  chmodSync(path, 0o600); // the mode option only applies to a file that did not exist yet
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeSync(fd, `${secret}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  // The umask may have narrowed the mode further; it can never have widened it.
+  assertPrivateFile(path);
   return { secret, path, created: true };
+}
+
+/** The secret in effect and, when it came from a file, a start-up log line saying which (never the secret itself). */
+export function resolveSecret(config: Pick<ServeConfig, 'secret' | 'secretFile' | 'dir'>): { secret: string; origin: string | null } {
+  if (config.secret !== null) return { secret: config.secret, origin: null };
+  if (config.secretFile !== null) return { secret: loadSecretFile(config.secretFile), origin: `using the secret in ${config.secretFile}` };
+  const stored = loadOrCreateSecret(config.dir);
+  return { secret: stored.secret, origin: `${stored.created ? 'generated a new secret in' : 'using the secret in'} ${stored.path}` };
 }

@@ -8,7 +8,7 @@ import { PasswordHasher } from '../security/password-hash';
 import { createRateLimits } from '../security/rate-limit';
 import { sqliteStores } from '../stores';
 import type { ServeConfig } from './config';
-import { loadOrCreateSecret } from './secret';
+import { resolveSecret } from './secret';
 
 /** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
 const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
@@ -31,15 +31,12 @@ function buildPlatform(config: ServeConfig, log: Logger): Platform {
 
 /** Starts serving and resolves to a `stop` that drains requests in flight and closes the database. */
 export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
+  // Before anything is opened or created: a refused secret file stops start-up with nothing written.
+  const { secret, origin } = resolveSecret(config);
+  if (origin !== null) log({ level: 'info', message: origin });
   const platform = buildPlatform(config, log);
   const db = openDatabase(config.dir);
   const stores = sqliteStores(db);
-  let secret = config.secret;
-  if (secret === null) {
-    const stored = loadOrCreateSecret(config.dir);
-    secret = stored.secret;
-    log({ level: 'info', message: `${stored.created ? 'generated a new secret in' : 'using the secret in'} ${stored.path}` });
-  }
   const app = createApp(createServices(stores, platform), { log, docs: config.docs });
   const server = Bun.serve({
     port: config.port,

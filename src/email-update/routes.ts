@@ -19,7 +19,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
           summary: 'Create an email update request',
           tag: TAG,
           description:
-            'Send the code to the new address. The address is lower-cased; the user\'s own current address is allowed. ' +
+            'Send the code to the new address. The address is stored NFC-normalised and lower-cased; the user\'s own current address is allowed. ' +
             'At most 3 creations per user in any 15 minutes (calls refused with EMAIL_ALREADY_USED count too). Expires after 10 minutes.',
           errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
           ok: EmailUpdateRequest,

@@ -1,7 +1,7 @@
 import { checkCode, newRequestTimes } from '../code-requests/service';
 import { AppError } from '../errors';
 import { nowSeconds, type Clock } from '../security/clock';
-import { normalizeEmail } from '../security/email';
+import { normalizeEmail } from '../security/email-address';
 import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, type RateLimits } from '../security/rate-limit';
 import { toUpdateView, type NewEmailView, type UpdateRequestView } from './model';

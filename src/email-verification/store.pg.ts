@@ -1,9 +1,12 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { emailVerificationRequests as requests, users } from '../db/pg-schema';
 import type { EmailVerificationStore } from './store';
+
+/** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
+const hasEmail = sql<boolean>`${users.email} is not null`;
 
 const counted: CountedPgRequests = { table: requests, key: requests.userId };
 const liveFor = (userId: string, nowSeconds: number) => and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds));
@@ -31,7 +34,7 @@ export function postgresEmailVerificationStore(db: PgDb): EmailVerificationStore
           .where(and(liveFor(checked.userId, nowSeconds), eq(requests.code, checked.code)))
           .returning({ userId: requests.userId });
         if (claimed.length === 0) return false;
-        await tx.update(users).set({ emailVerified: true }).where(eq(users.id, checked.userId));
+        await tx.update(users).set({ emailVerified: hasEmail }).where(eq(users.id, checked.userId));
         return true;
       }),
   };

@@ -1,8 +1,11 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { emailVerificationRequests as requests, users } from '../db/schema';
+
+/** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
+const hasEmail = sql<boolean>`${users.email} is not null`;
 
 export interface VerificationRecord {
   userId: string;
@@ -56,7 +59,7 @@ export function sqliteEmailVerificationStore(db: Db): EmailVerificationStore {
           .returning({ userId: requests.userId })
           .get();
         if (claimed === undefined) return false;
-        tx.update(users).set({ emailVerified: true }).where(eq(users.id, checked.userId)).run();
+        tx.update(users).set({ emailVerified: hasEmail }).where(eq(users.id, checked.userId)).run();
         return true;
       });
     },

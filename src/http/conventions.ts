@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia';
 import { AppError } from '../errors';
+import { COMMON_HEADERS } from './headers';
 import { errorResponse } from './responses';
 import { type Logger, requestIdOf } from './log';
 
@@ -7,15 +8,21 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** Request bodies are flat objects; this leaves ample room for nested unknown fields. */
 export const MAX_BODY_DEPTH = 32;
 
+/** Handed on for a body that is not UTF-8: a string, so it fails every body schema. */
+const NOT_UTF8 = 'body is not valid UTF-8';
+
 /**
  * Bodies are JSON whatever the Content-Type says. Text that is not JSON is handed on as a string,
  * so it fails the route's object schema as INVALID_DATA only after the path's resources were
  * checked (API.md §1 puts 404 before body errors). JSON nested deeper than MAX_BODY_DEPTH is handed
  * on as text too: Elysia's validation error serialises the rejected value recursively, which
  * overflowed the stack (500) on a 64 KiB body of nested arrays and took most of a second on nested objects.
+ * Bytes that are not UTF-8 are never decoded with replacement characters, which would make
+ * different passwords equal (API.md §9); they are handed on the same way.
  */
 async function parseJsonBody({ request }: { request: Request }): Promise<unknown> {
   const text = await readTextCapped(request);
+  if (text === undefined) return NOT_UTF8;
   if (text.trim() === '') return {};
   let value: unknown;
   try {
@@ -39,7 +46,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** A chunked body has no Content-Length to check up front, so stop reading once it is too big. */
-async function readTextCapped(request: Request): Promise<string> {
+async function readTextCapped(request: Request): Promise<string | undefined> {
   if (request.body === null) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -48,8 +55,13 @@ async function readTextCapped(request: Request): Promise<string> {
     if (size > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE');
     chunks.push(chunk);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    return undefined;
+  }
 }
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * A route's `transform` where every body field is optional: Elysia's normaliser would turn a body
@@ -62,6 +74,7 @@ export const requireObjectBody = ({ body }: { body: unknown }) => {
 /** Body parsing and the single mapping of every failure to `{"error": CODE}`. Register before any route. */
 export function httpConventions(log: Logger) {
   return new Elysia({ name: 'http-conventions' })
+    .headers(COMMON_HEADERS)
     .onParse({ as: 'global' }, parseJsonBody)
     .onError({ as: 'global' }, ({ code, error: thrown, request }) => {
       // Elysia wraps whatever a parser throws (our 413) in its own ParseError.

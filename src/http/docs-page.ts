@@ -3,18 +3,22 @@ import { Elysia } from 'elysia';
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' };
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' };
 import { VERSION } from '../version';
-
-const ASSETS = '/docs/assets';
+import { finishDocument } from './openapi-document';
+import { DOCS_ASSETS, DOCS_PAGE, DOCS_PAGE_HEADERS, DOCS_START_SCRIPT } from './docs-html';
 
 /** Swagger UI's files come from the npm package and are embedded, so the page needs no CDN and works in the binary. */
 const assets = new Elysia({ name: 'docs-assets' })
-  .get(`${ASSETS}/swagger-ui.css`, () => asset(swaggerCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
-  .get(`${ASSETS}/swagger-ui-bundle.js`, () => asset(swaggerBundle, 'text/javascript; charset=utf-8'), {
+  .get(`${DOCS_ASSETS}/swagger-ui.css`, () => asset(swaggerCss, 'text/css; charset=utf-8'), { detail: { hide: true } })
+  .get(`${DOCS_ASSETS}/swagger-ui-bundle.js`, () => asset(swaggerBundle, 'text/javascript; charset=utf-8'), {
     detail: { hide: true },
-  });
+  })
+  .get(`${DOCS_ASSETS}/start.js`, () => asset(DOCS_START_SCRIPT, 'text/javascript; charset=utf-8'), { detail: { hide: true } });
 
+/** The same bytes for every caller of a version, and no secrets: the one answer that may be cached. */
 const asset = (body: string, type: string) =>
   new Response(body, { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } });
+
+const page = () => new Response(DOCS_PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', ...DOCS_PAGE_HEADERS } });
 
 const DOCS_TAGS = [
   { name: 'Service', description: 'Name, version and health' },
@@ -27,41 +31,28 @@ const DOCS_TAGS = [
   { name: 'Passkeys', description: 'WebAuthn: register passkeys, log in without a password, or use one as the second factor' },
 ];
 
-type Operation = { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };
-
-/** The generator gives a 204 a bogus `content: {type: 'void'}`; a body-less response has no content at all. */
-function dropVoidContent(document: { paths?: Record<string, Record<string, Operation>> }) {
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
-      for (const response of Object.values(operation.responses ?? {})) {
-        if (response.content && 'type' in response.content) delete response.content;
-      }
-    }
-  }
-  return document;
-}
-
 /** `GET /docs` (Swagger UI) and `GET /docs/json` (OpenAPI document), both without the credential. */
 export function docsPage() {
   return new Elysia({ name: 'docs' })
     .onAfterHandle(({ path, response }) => {
-      if (path === '/docs/json') return dropVoidContent(response as Parameters<typeof dropVoidContent>[0]);
+      if (path === '/docs/json') return finishDocument(response);
     })
     .use(assets)
+    .get('/docs', page, { detail: { hide: true } })
     .use(
     openapi({
       path: '/docs',
       specPath: '/docs/json',
-      provider: 'swagger-ui',
-      swagger: {
-        cdn: `${ASSETS}/swagger-ui-bundle.js`,
-        theme: `${ASSETS}/swagger-ui.css`,
-        persistAuthorization: true,
-      },
+      provider: null,
       documentation: {
+        // Relative: the document is served by the very Gatehouse it describes, wherever that runs.
+        servers: [{ url: '/', description: 'This Gatehouse' }],
         info: {
           title: 'Gatehouse API',
           version: VERSION,
+          // No licence has been chosen for Gatehouse yet; the document says so rather than invent one
+          // (an SPDX LicenseRef- identifier names a licence that is not on the SPDX list).
+          license: { name: 'All rights reserved (no licence chosen yet)', identifier: 'LicenseRef-All-Rights-Reserved' },
           description:
             'User accounts and credentials over REST. Every endpoint except /health and /docs needs the configured secret as the raw `Authorization` header value: press Authorize and paste it. Every error answers a JSON object whose `error` field holds the code listed under each endpoint.',
         },

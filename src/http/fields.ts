@@ -1,6 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
+import { isValidEmail, MAX_EMAIL_CODE_POINTS } from '../security/email-address';
+
+/**
+ * JSON Schema keywords the OpenAPI document states for a field but TypeBox must not check: its
+ * minLength/maxLength count UTF-16 units where JSON Schema counts code points, and its patterns have
+ * no `u` flag. The runtime check is a `gatehouse-*` format; the docs plugin replaces that format with
+ * these keywords, so the document says the real rule.
+ */
+export const DOCUMENTED_AS = 'x-documented-as';
 
 /** Code points, not UTF-16 units: TypeBox's minLength/maxLength would count an emoji twice. */
 const codePointLength = (value: string): number => {
@@ -18,12 +27,6 @@ const isValidPassword = (value: string): boolean => {
   return value.isWellFormed() && n >= 8 && n <= 127;
 };
 
-function isValidEmail(value: string): boolean {
-  if (!value.isWellFormed() || codePointLength(value) >= 256 || value.trim() !== value) return false;
-  const at = value.lastIndexOf('@');
-  return at >= 0 && value.slice(at + 1).includes('.');
-}
-
 const isValidClientIp = (value: string): boolean => value.isWellFormed() && codePointLength(value) <= 64;
 
 FormatRegistry.Set('gatehouse-password', isValidPassword);
@@ -33,21 +36,32 @@ FormatRegistry.Set('gatehouse-client-ip', isValidClientIp);
 export const passwordField = (description = 'A password') =>
   t.String({
     format: 'gatehouse-password',
-    description: `${description}: 8 to 127 characters (Unicode code points)`,
+    [DOCUMENTED_AS]: { minLength: 8, maxLength: 127 },
+    description: `${description}: 8 to 127 characters (Unicode code points), hashed exactly as given`,
     examples: ['correct horse battery staple'],
   });
 export const Password = passwordField();
 
+/** Anything but controls, format characters, separators, whitespace, `@` and `,;<>()[]\\"`; the domain part also no `.`. */
+const EMAIL_CHAR = String.raw`[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{White_Space},;<>()\[\]\\"@]`;
+const DOMAIN_LABEL = String.raw`[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{White_Space},;<>()\[\]\\"@.]+`;
 export const Email = t.String({
   format: 'gatehouse-email',
-  description: 'Fewer than 256 characters, contains @ and a . after the last @, no surrounding whitespace',
+  [DOCUMENTED_AS]: { maxLength: MAX_EMAIL_CODE_POINTS, pattern: `^${EMAIL_CHAR}+@${DOMAIN_LABEL}(\\.${DOMAIN_LABEL})+$` },
+  description:
+    'An email address: fewer than 256 characters (Unicode code points); exactly one @ with a non-empty part before it; after it, ' +
+    'at least two non-empty labels separated by dots; no whitespace, no control or format characters (Unicode Cc, Cf, Zl, Zp) ' +
+    'and none of , ; < > ( ) [ ] \\ ". The same must hold after NFC normalisation and lower-casing, the form in which it is stored and compared.',
   examples: ['ada@example.com'],
 });
 
 /** `""` and `null` mean absent (API.md §1). */
+const CLIENT_IP_DESCRIPTION =
+  'The end user\'s address, at most 64 characters (Unicode code points); when present the call spends a token of that ' +
+  'address\'s rate limit. "" and null mean absent. IPv6 addresses share limits per /64, except those that embed an IPv4 address.';
 export const ClientIp = t.Optional(
-  t.Union([t.String({ format: 'gatehouse-client-ip', description: 'At most 64 characters' }), t.Null()], {
-    description: 'The end user\'s address; when present the call spends a token of that address\'s rate limit',
+  t.Union([t.String({ format: 'gatehouse-client-ip', [DOCUMENTED_AS]: { maxLength: 64 }, description: CLIENT_IP_DESCRIPTION }), t.Null()], {
+    description: CLIENT_IP_DESCRIPTION,
     examples: ['203.0.113.7'],
   }),
 );
@@ -58,15 +72,19 @@ export const presentClientIp = (value: string | null | undefined): string | null
 const CODE_CHARS = 'A-HJ-NP-Za-hj-np-z2-9';
 export const OneTimeCode = t.String({
   pattern: `^[${CODE_CHARS}]{8}$`,
+  minLength: 8,
+  maxLength: 8,
   description: '8 characters of ABCDEFGHJKLMNPQRSTUVWXYZ23456789, case-insensitive',
   examples: ['7KQ2MZXD'],
 });
 export const RecoveryCode = t.String({
   pattern: `^[${CODE_CHARS}]{16}$`,
+  minLength: 16,
+  maxLength: 16,
   description: '16 characters of ABCDEFGHJKLMNPQRSTUVWXYZ23456789, case-insensitive',
   examples: ['7KQ2MZXDH3PA9WEN'],
 });
-export const TotpCode = t.String({ pattern: '^[0-9]{6}$', description: '6 digits', examples: ['492039'] });
+export const TotpCode = t.String({ pattern: '^[0-9]{6}$', minLength: 6, maxLength: 6, description: '6 digits', examples: ['492039'] });
 
 /**
  * TypeBox's plain integer: Elysia's t.Integer is a string-or-number transform, which makes every

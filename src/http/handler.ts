@@ -23,12 +23,21 @@ function isPublic(method: string, path: string, docs: boolean): boolean {
 /**
  * Elysia finds the path by searching for '/' from index 11, assuming a host of four or more
  * characters; with `Host: x` it would route `/health?/users` to `/users` after we checked `/health`.
- * Such requests get a URL Elysia reads the same way we do.
+ * Bun hands on a relative URL (`/users`) for an HTTP/1.0 request without Host or with an empty one,
+ * and an unparseable one for a Host such as `h:99999`, `[::1` or `a%zz`, on which `new URL` throws.
+ * Such requests get a URL that parses and that Elysia reads the same way we do.
  */
 const ELYSIA_PATH_SEARCH_START = 11;
 function withRoutableUrl(request: Request, pathStart: number): Request {
-  if (pathStart < 0 || pathStart >= ELYSIA_PATH_SEARCH_START) return request;
-  return new Request(`http://localhost${request.url.slice(pathStart)}`, request);
+  if (pathStart >= ELYSIA_PATH_SEARCH_START && URL.canParse(request.url)) return request;
+  return new Request(`http://localhost${pathStart < 0 ? '/' : request.url.slice(pathStart)}`, request);
+}
+
+/** Where the path starts in a request's URL: absolute as usual, or relative when Bun had no Host to build it with. */
+function pathStartOf(url: string): number {
+  if (url.startsWith('/')) return 0;
+  const authority = url.indexOf('//');
+  return authority < 0 ? -1 : url.indexOf('/', authority + 2);
 }
 
 /**
@@ -48,7 +57,7 @@ export function createRequestHandler(options: {
   return async (received) => {
     const started = performance.now();
     const url = received.url;
-    const pathStart = url.indexOf('/', url.indexOf('//') + 2);
+    const pathStart = pathStartOf(url);
     const path = pathOf(url, pathStart);
     const request = withRoutableUrl(received, pathStart);
     const requestId = nextRequestId();

@@ -1,14 +1,15 @@
 import { t, type TSchema } from 'elysia';
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 
-/** Every authenticated endpoint can answer these, so they are added to each route's list. */
-const ALWAYS: ErrorCode[] = ['NOT_AUTHENTICATED', 'UNKNOWN_ERROR'];
+/** Every endpoint can answer these (the size check runs before routing), so they are added to each route's list. */
+const EVERYWHERE: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNKNOWN_ERROR'];
+const AUTHENTICATED: ErrorCode[] = ['NOT_AUTHENTICATED', ...EVERYWHERE];
 
 export interface RouteDoc {
   summary: string;
   tag: string;
   description?: string;
-  /** The error codes this endpoint can answer besides NOT_AUTHENTICATED and UNKNOWN_ERROR. */
+  /** The error codes this endpoint can answer besides NOT_AUTHENTICATED, PAYLOAD_TOO_LARGE and UNKNOWN_ERROR. */
   errors: ErrorCode[];
   /** The 200 body; omitted for 204 endpoints. */
   ok?: TSchema;
@@ -18,7 +19,7 @@ export interface RouteDoc {
 
 /** Route options shared by every endpoint: OpenAPI detail plus a response schema per status. */
 export function documented(doc: RouteDoc) {
-  const codes = [...new Set([...doc.errors, ...(doc.public ? ['UNKNOWN_ERROR' as const] : ALWAYS)])];
+  const codes = [...new Set([...doc.errors, ...(doc.public ? EVERYWHERE : AUTHENTICATED)])];
   const response: Record<number, TSchema> = doc.ok ? { 200: doc.ok } : { 204: t.Void({ description: 'No body' }) };
   for (const status of new Set(codes.map((code) => ERROR_STATUS[code]))) {
     const here = codes.filter((code) => ERROR_STATUS[code] === status);

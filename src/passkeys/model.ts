@@ -1,7 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
-import { ClientIp, unixSeconds } from '../http/fields';
+import { ClientIp, DOCUMENTED_AS, unixSeconds } from '../http/fields';
 import type { PasskeyRecord } from './store';
 
 export const TAG = 'Passkeys';
@@ -20,6 +20,7 @@ const isPasskeyName = (value: string): boolean => {
 FormatRegistry.Set('gatehouse-passkey-name', isPasskeyName);
 const PasskeyName = t.String({
   format: 'gatehouse-passkey-name',
+  [DOCUMENTED_AS]: { minLength: 1, maxLength: 64 },
   description: '1 to 64 characters, no control characters',
   examples: ['Work laptop'],
 });
@@ -54,7 +55,7 @@ export const RegistrationOptionsBody = t.Object({ user_verification: t.Optional(
 
 export const AuthenticationOptionsBody = t.Object({
   user_id: t.Optional(
-    t.Union([t.String({ description: 'Limits the options to this user\'s passkeys; omit for a discoverable login' }), t.Null()], {
+    t.Union([t.String({ maxLength: 64, description: 'Limits the options to this user\'s passkeys; omit for a discoverable login' }), t.Null()], {
       examples: [USER_ID],
     }),
   ),
@@ -99,7 +100,7 @@ export const AuthenticationResponse = t.Object(
   { ...open, description: 'The `PublicKeyCredential` of `navigator.credentials.get()`, as JSON' },
 );
 
-const ChallengeId = t.String({ description: 'From the options call; single use, valid 5 minutes', examples: [CHALLENGE_ID] });
+const ChallengeId = t.String({ maxLength: 64, description: 'From the options call; single use, valid 5 minutes', examples: [CHALLENGE_ID] });
 
 export const RegisterPasskeyBody = t.Object({
   challenge_id: ChallengeId,

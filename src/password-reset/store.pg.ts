@@ -1,9 +1,12 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { passwordResetRequests as resets, users } from '../db/pg-schema';
 import type { PasswordResetStore } from './store';
+
+/** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
+const hasEmail = sql<boolean>`${users.email} is not null`;
 
 const counted: CountedPgRequests = { table: resets, key: resets.id };
 const live = (nowSeconds: number) => isLivePg(resets.expiresAt, nowSeconds);
@@ -38,7 +41,7 @@ export function postgresPasswordResetStore(db: PgDb): PasswordResetStore {
       db.transaction(async (tx) => {
         const [request] = await tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId });
         if (request === undefined) return false;
-        await tx.update(users).set({ passwordHash, emailVerified: true }).where(eq(users.id, request.userId));
+        await tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId));
         await tx.delete(resets).where(eq(resets.userId, request.userId));
         return true;
       }),

@@ -1,8 +1,11 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { passwordResetRequests as resets, users } from '../db/schema';
+
+/** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
+const hasEmail = sql<boolean>`${users.email} is not null`;
 
 export interface ResetRequestRecord {
   id: string;
@@ -67,7 +70,7 @@ export function sqlitePasswordResetStore(db: Db): PasswordResetStore {
       return db.transaction((tx) => {
         const request = tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId }).get();
         if (request === undefined) return false;
-        tx.update(users).set({ passwordHash, emailVerified: true }).where(eq(users.id, request.userId)).run();
+        tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId)).run();
         tx.delete(resets).where(eq(resets.userId, request.userId)).run();
         return true;
       });

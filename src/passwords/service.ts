@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
 import { addressKey } from '../security/address-key';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
-import { normalizeEmail } from '../security/email';
+import { normalizeEmail } from '../security/email-address';
 import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
 import type { RateLimits } from '../security/rate-limit';
 import type { UserView } from '../users/model';

@@ -27,12 +27,20 @@ function parseIpv4(text: string): number[] | undefined {
   return [(a << 8) | b, (c << 8) | d];
 }
 
-/** IPv6 clients share one key per /64, since a single host usually controls a whole /64. */
+/** The first six groups of the /96 prefixes whose last 32 bits are a whole IPv4 address. */
+const IPV4_EMBEDDING_PREFIXES = [
+  [0, 0, 0, 0, 0, 0xffff], // IPv4-mapped, ::ffff:0:0/96
+  [0x64, 0xff9b, 0, 0, 0, 0], // NAT64 well-known prefix, 64:ff9b::/96 (RFC 6052)
+];
+
+/**
+ * IPv6 clients share one key per /64, since a single host usually controls a whole /64. An address
+ * that embeds an IPv4 address is one IPv4 client: its /64 would lump every such client together.
+ */
 export function addressKey(clientIp: string): string {
   const groups = parseIpv6(clientIp);
   if (!groups) return clientIp;
-  // An IPv4-mapped address is one IPv4 client; its /64 would lump every such client together.
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+  if (IPV4_EMBEDDING_PREFIXES.some((prefix) => prefix.every((g, i) => groups[i] === g))) {
     const [hi = 0, lo = 0] = groups.slice(6);
     return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
   }

@@ -8,7 +8,7 @@ const KEY_EXAMPLE = '0KHD8uS1lod4aVpLPC0eDxEiM0Q=';
 
 /** 26 characters, then one that carries only 4 data bits (its low 2 bits zero), then the padding. */
 const totpKeyField = (description: string) =>
-  t.String({ pattern: '^[A-Za-z0-9+/]{26}[AEIMQUYcgkosw048]=$', description, examples: [KEY_EXAMPLE] });
+  t.String({ pattern: '^[A-Za-z0-9+/]{26}[AEIMQUYcgkosw048]=$', minLength: 28, maxLength: 28, description, examples: [KEY_EXAMPLE] });
 
 export const RegisterTotpBody = t.Object({
   key: t.Optional(totpKeyField('Standard base64 with padding (+/ and =) of exactly 20 bytes; required unless totp_key is sent')),

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
-import { ClientIp, Email, Password, unixSeconds } from '../http/fields';
-import { normalizeEmail } from '../security/email';
+import { ClientIp, DOCUMENTED_AS, Email, Password, unixSeconds } from '../http/fields';
+import { normalizeEmail } from '../security/email-address';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
@@ -26,13 +26,23 @@ export const CreateUserBody = t.Object({
   client_ip: ClientIp,
 });
 
-/** Unknown, not String: a repeated or odd parameter must fall back to its default, never fail validation. */
+/**
+ * Unknown, not String: a repeated or odd parameter must fall back to its default, never fail
+ * validation. The document still states each parameter's type and values.
+ */
+const fallingBack = (documented: Record<string, unknown>, description: string, example: string | number) =>
+  t.Optional(t.Unknown({ [DOCUMENTED_AS]: documented, description: `${description}. Any other value falls back to the default`, examples: [example] }));
+
 export const ListUsersQuery = t.Object({
-  sort_by: t.Optional(t.Unknown({ description: '`created_at` (default) or `id`', examples: ['created_at'] })),
-  sort_order: t.Optional(t.Unknown({ description: '`ascending` (default) or `descending`', examples: ['ascending'] })),
-  per_page: t.Optional(t.Unknown({ description: 'Digits ≥ 1, default 20, capped at 1000', examples: ['20'] })),
-  page: t.Optional(t.Unknown({ description: 'Digits ≥ 1, default 1', examples: ['1'] })),
-  email_query: t.Optional(t.Unknown({ description: 'Case-insensitive substring of the email address', examples: ['example.com'] })),
+  sort_by: fallingBack({ type: 'string', enum: ['created_at', 'id'], default: 'created_at' }, 'Sort key, case-sensitive', 'created_at'),
+  sort_order: fallingBack({ type: 'string', enum: ['ascending', 'descending'], default: 'ascending' }, 'Sort direction, case-sensitive', 'ascending'),
+  per_page: fallingBack({ type: 'integer', minimum: 1, maximum: 1000, default: 20 }, 'Users per page, digits only; larger values are capped at 1000', 20),
+  page: fallingBack({ type: 'integer', minimum: 1, default: 1 }, 'Page number, digits only; a page past the end is empty', 1),
+  email_query: fallingBack(
+    { type: 'string' },
+    'Case-insensitive substring of the email address (compared after NFC normalisation and lower-casing); empty means no filter',
+    'example.com',
+  ),
 });
 
 export interface ListOptions {

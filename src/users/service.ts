@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
 import { newRecoveryCode } from '../recovery-code/service';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
-import { normalizeEmail } from '../security/email';
+import { normalizeEmail } from '../security/email-address';
 import { nowSeconds, type Clock } from '../security/clock';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateId } from '../security/random';

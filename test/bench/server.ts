@@ -68,7 +68,7 @@ export function startBareServer(): Promise<RunningServer> {
 export async function measureStartup(binary: string, dir: string): Promise<number | null> {
   if (!(await Bun.file(binary).exists())) return null;
   const started = performance.now();
-  const server = await startProcess([binary, 'serve', '--port', '0', '--dir', dir, '--secret', 'startup', '--pwned-check', 'off']);
+  const server = await startProcess([binary, 'serve', '--port', '0', '--dir', dir, '--secret', 'startup-secret-0123456789', '--pwned-check', 'off']);
   try {
     for (;;) {
       const status = await fetch(`${server.baseUrl}/health`).then((r) => r.status, () => 0);

@@ -22,8 +22,47 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.double(),
 );
 
-const HOSTILE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'password ', 'PASSWORD', 'id', 'user_id', 'email_verified'];
+/** Names of Object.prototype members and other keys that code may trip over when it meets them as data. */
+const PROTOTYPE_KEYS = [
+  '__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'toLocaleString', 'hasOwnProperty', 'isPrototypeOf',
+  'propertyIsEnumerable', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__', 'toJSON', 'then', 'length',
+];
+const HOSTILE_NAMES = [...PROTOTYPE_KEYS, '', ' ', 'password ', 'PASSWORD', 'id', 'user_id', 'email_verified'];
 export const fieldName = fc.oneof(fc.constantFrom(...HOSTILE_NAMES), oddString.filter((s) => s.length < 50));
+
+/** JSON text placed as is where a value goes: `{"__proto__": ...}` cannot be built as a plain object and stringified. */
+export class RawJson {
+  constructor(readonly text: string) {}
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+const renderValue = (value: unknown): string => (value instanceof RawJson ? value.text : JSON.stringify(value) ?? 'null');
+
+/** Objects whose keys are Object.prototype member names (their string form throws: no callable toString or valueOf), and arrays of them. */
+const hostileObject: fc.Arbitrary<RawJson> = fc
+  .tuple(
+    fc.uniqueArray(fc.tuple(fc.constantFrom(...PROTOTYPE_KEYS), fc.constantFrom<unknown>(1, 0, null, true, 'x', {}, [], { toString: 1 })), { minLength: 1, maxLength: 4, selector: ([key]) => key }),
+    fc.constantFrom('object', 'array', 'nested'),
+  )
+  .map(([entries, shape]) => {
+    const object = `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
+    return new RawJson(shape === 'object' ? object : shape === 'array' ? `[${object}]` : `{"a":${object}}`);
+  });
+
+/** Control, format and separator characters (Unicode Cc, Cf, Zl, Zp), as they would be smuggled into a field. */
+const CONTROL_CHARS = [
+  '\u0000', '\u0001', '\u0007', '\b', '\t', '\n', '\v', '\f', '\r', '\u001b', '\u001f', '\u007f', '\u0080', '\u0085', '\u009f', '\u00ad',
+  '\u061c', '\u180e', '\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u2028', '\u2029', '\u202a', '\u202e', '\u2060', '\u2066', '\ufeff', '\u{e0001}', '\u{e007f}',
+];
+/** A string with a control character at its start, its end or inside, or CR LF and a header after it. */
+const withControl = (base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
+  fc.tuple(base, fc.constantFrom(...CONTROL_CHARS), fc.nat(), fc.boolean()).map(([value, char, at, header]) => {
+    const text = typeof value === 'string' ? value : 'ada@example.com';
+    if (header) return `${text}\r\nBcc: ceo@corp.example`;
+    const i = at % (text.length + 1);
+    return text.slice(0, i) + char + text.slice(i);
+  });
 
 const allCodes = Object.values(CODES);
 const urlSafe = (key: string) => key.replace(/\+/g, '-').replace(/\//g, '_');
@@ -95,17 +134,20 @@ const fieldValue = (routePath: string, name: string): fc.Arbitrary<unknown> => {
   const pool = FIELD_VALUES[name];
   const good = GOOD[`${routePath} ${name}`] ?? GOOD[name];
   if (pool === undefined) return hostileValue;
+  const known = fc.constantFrom(...(good ?? pool));
   return fc.oneof(
     { weight: good === undefined ? 0 : 6, arbitrary: fc.constantFrom(...(good ?? [null])) },
     { weight: 4, arbitrary: fc.constantFrom(...pool) },
     { weight: 1, arbitrary: hostileValue },
     { weight: 1, arbitrary: oddString },
+    { weight: 1, arbitrary: withControl(known) },
+    { weight: 1, arbitrary: hostileObject },
   );
 };
 
 /** Key-value pairs, rendered as raw JSON text so that a key may repeat (the last one wins in JSON.parse). */
 export type Entries = [string, unknown][];
-export const renderEntries = (entries: Entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`;
+export const renderEntries = (entries: Entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${renderValue(v)}`).join(',')}}`;
 
 /** An object from the endpoint's real field names: each may be missing, wrong or repeated; unknown ones join in. */
 export function nearValidEntries(route: { path: string; fields: string[] }): fc.Arbitrary<Entries> {
@@ -157,6 +199,9 @@ export function hostilePayload(route: { path: string; fields: string[] }): fc.Ar
     fc.tuple(field, deep).map(([name, d]) => text(`{${JSON.stringify(name)}:${d}}`)),
     fc.tuple(nearValidEntries(route), deep).map(([e, d]) => text(renderEntries([...e, ['extra', 0]]).replace(/0}$/, `${d}}`))),
     fc.tuple(field, oddString).map(([name, s]) => text(`{${JSON.stringify(name)}:${JSON.stringify(s)}}`)),
+    fc.tuple(nearValidEntries(route), field, hostileObject).map(([e, name, o]) => text(renderEntries([...e, [name, o]]))),
+    fc.tuple(nearValidEntries(route), field, withControl(oddString)).map(([e, name, v]) => text(renderEntries([...e, [name, v]]))),
+    fc.tuple(field, fc.integer({ min: 1_000, max: 60_000 }), fc.constantFrom('a', 'é', '😀', '\u0000', '@')).map(([name, n, c]) => text(`{${JSON.stringify(name)}:${JSON.stringify(c.repeat(n))}}`)),
     fc.tuple(field, fc.constantFrom(...HUGE_NUMBERS)).map(([name, n]) => text(`{${JSON.stringify(name)}:${n}}`)),
     fc.uint8Array({ maxLength: 200 }).map(bytes),
     fc.tuple(field, fc.uint8Array({ minLength: 1, maxLength: 20 }), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]))

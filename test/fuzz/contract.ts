@@ -4,11 +4,22 @@ import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
 import { PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
 
+/** What the OpenAPI document states about a body field (JSON Schema: lengths count code points). */
+export interface FieldRule {
+  type: string | string[];
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+}
+
 export interface FuzzRoute {
   method: string;
   /** Elysia's template, e.g. `/users/:id/verify-email`. */
   path: string;
   fields: string[];
+  /** The document's rule for each body field, and which fields it requires. */
+  rules: Record<string, FieldRule>;
+  required: string[];
   takesBody: boolean;
   success: 200 | 204;
   /** The documented `x-error-codes`, less NOT_AUTHENTICATED (every fuzz request carries the secret). */
@@ -28,6 +39,8 @@ export async function servedRoutes(h: Harness): Promise<FuzzRoute[]> {
         method: route.method,
         path: route.path,
         fields: Object.keys(body?.properties ?? {}),
+        rules: body?.properties ?? {},
+        required: body?.required ?? [],
         takesBody: body !== undefined,
         success: operation.responses['200'] ? 200 : 204,
         errors: new Set(codes.filter((code) => code !== 'NOT_AUTHENTICATED')),
@@ -43,12 +56,26 @@ export interface Sent {
   pathId: string | undefined;
   /** The decoded `:passkey_id`, on the routes of one passkey. */
   passkeyId?: string;
-  /** The body bytes decoded as UTF-8 (undefined when no body was sent). */
+  /** The body bytes decoded as UTF-8 (undefined when no body was sent, or when they are not UTF-8). */
   bodyText: string | undefined;
+  /** Bytes that are not valid UTF-8: INVALID_DATA wherever a body is read (API.md §9). */
+  notUtf8: boolean;
   bodyBytes: number;
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** The body as the server reads it: strictly UTF-8, a leading byte order mark dropped. */
+export function decodeBody(bytes: Uint8Array | undefined): Pick<Sent, 'bodyText' | 'notUtf8' | 'bodyBytes'> {
+  if (bytes === undefined) return { bodyText: undefined, notUtf8: false, bodyBytes: 0 };
+  try {
+    return { bodyText: utf8.decode(bytes), notUtf8: false, bodyBytes: bytes.byteLength };
+  } catch {
+    return { bodyText: undefined, notUtf8: true, bodyBytes: bytes.byteLength };
+  }
+}
+
 const parsed = (sent: Sent): unknown => {
+  if (sent.notUtf8) return undefined;
   if (sent.bodyText === undefined || sent.bodyText.trim() === '') return {};
   try {
     return JSON.parse(sent.bodyText);
@@ -103,9 +130,45 @@ export function checkAnswer(sent: Sent, answer: Answer): string | undefined {
   // Order of checks (API.md §1): the path's resource, then the body's shape.
   const exists = pathResourceExists(sent);
   if (exists === false && code !== 'NOT_FOUND') fail('a missing path resource must answer NOT_FOUND');
+  if (exists === false || !route.takesBody) return code;
   const body = parsed(sent);
-  if (exists !== false && route.takesBody && !isPlainObject(body) && code !== 'INVALID_DATA') fail('a body that is not a JSON object must answer INVALID_DATA');
+  if (sent.notUtf8 && code !== 'INVALID_DATA') fail('a body that is not UTF-8 must answer INVALID_DATA');
+  if (!isPlainObject(body)) {
+    if (code !== 'INVALID_DATA') fail('a body that is not a JSON object must answer INVALID_DATA');
+    return code;
+  }
+  const broken = brokenRule(route, body as Record<string, unknown>);
+  if (broken !== undefined && code !== 'INVALID_DATA') fail(`${broken}: must answer INVALID_DATA`);
   return code;
+}
+
+const codePoints = (value: string) => [...value].length;
+const jsonType = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value);
+/** Characters API.md §9 forbids anywhere in an email address. */
+const FORBIDDEN_IN_EMAIL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{White_Space},;<>()[\]\\"]/u;
+
+const patterns = new Map<string, RegExp>();
+const patternOf = (source: string): RegExp => {
+  let pattern = patterns.get(source);
+  if (pattern === undefined) patterns.set(source, (pattern = new RegExp(source, 'u')));
+  return pattern;
+};
+
+/** The first documented rule the body breaks (API.md §1 and §9, as the OpenAPI document states them), if any. */
+function brokenRule(route: FuzzRoute, body: Record<string, unknown>): string | undefined {
+  for (const field of route.required) if (!Object.hasOwn(body, field)) return `required field ${field} missing`;
+  for (const [field, rule] of Object.entries(route.rules)) {
+    if (!Object.hasOwn(body, field)) continue;
+    const value = body[field];
+    const types = Array.isArray(rule.type) ? rule.type : [rule.type];
+    if (!types.includes(jsonType(value))) return `${field} is ${jsonType(value)}, documented ${types.join(' or ')}`;
+    if (typeof value !== 'string') continue;
+    if (rule.minLength !== undefined && codePoints(value) < rule.minLength) return `${field} shorter than ${rule.minLength}`;
+    if (rule.maxLength !== undefined && codePoints(value) > rule.maxLength) return `${field} longer than ${rule.maxLength}`;
+    if (rule.pattern !== undefined && !patternOf(rule.pattern).test(value)) return `${field} does not match ${rule.pattern}`;
+    if (field === 'email' && (FORBIDDEN_IN_EMAIL.test(value) || value.split('@').length !== 2)) return `email ${JSON.stringify(value)} is malformed`;
+  }
+  return undefined;
 }
 
 /** The one row a refused request may still change (API.md §4/§5: counted wrong codes, invalidation). */

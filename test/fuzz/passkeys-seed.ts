@@ -38,7 +38,7 @@ export async function seedPasskeys(users: { owner: string; newcomer: string }, n
   const answers = {
     registration: await new SoftAuthenticator({ origin: FUZZ_RP.origins[0]! }).register(creation(users.newcomer, challengeOf(1))),
     /** The seeded credential again: PASSKEY_ALREADY_REGISTERED. */
-    registrationTaken: await held.register(creation(users.owner, challengeOf(2)), { credentialId: seeded.id }),
+    registrationTaken: await held.register(creation(users.newcomer, challengeOf(2)), { credentialId: seeded.id }),
     login: await held.authenticate(request(challengeOf(3))),
     secondFactor: await held.authenticate(request(challengeOf(4))),
   };
@@ -53,7 +53,8 @@ export async function seedPasskeys(users: { owner: string; newcomer: string }, n
     }],
     challenges: [
       challenge(ids.registration, 'registration', null, users.newcomer, 1),
-      challenge(ids.registrationTaken, 'registration', null, users.owner, 2),
+      // For the newcomer too: the seeded credential registered again by someone else.
+      challenge(ids.registrationTaken, 'registration', null, users.newcomer, 2),
       challenge(ids.login, 'authentication', 'login', null, 3),
       challenge(ids.secondFactor, 'authentication', 'second_factor', users.owner, 4),
       challenge(ids.expired, 'authentication', 'login', null, 5, nowSeconds - 10),

@@ -44,6 +44,8 @@ const GOOD_IDS: Record<string, string[]> = {
   '/password-reset-requests/:id': [RESETS.open, RESETS.last],
   '/password-reset-requests/:id/verify-email': [RESETS.open],
   '/email-update-requests/:id': [UPDATES.fresh, UPDATES.taken, UPDATES.last],
+  // Both seeded registration challenges belong to the user without passkeys.
+  '/users/:id/passkeys': [USERS.bare],
   '/users/:id/passkeys/:passkey_id': [USERS.mail],
   '/users/:id/verify-2fa/passkey': [USERS.mail],
 };

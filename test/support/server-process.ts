@@ -152,13 +152,22 @@ export async function killAllServers(): Promise<void> {
   await Promise.all(procs.map((proc) => proc.exited));
 }
 
+function flagValue(args: string[], name: string): string | undefined {
+  const index = args.findLastIndex((arg) => arg === name || arg.startsWith(`${name}=`));
+  if (index < 0) return undefined;
+  const flag = args[index]!;
+  return flag === name ? args[index + 1] : flag.slice(name.length + 1);
+}
+
+/** As the server chooses (API.md §8): a flag beats a variable, and a value or a file beats the generated secret. */
 function resolveSecret(args: string[], env: Record<string, string>, lines: Record<string, unknown>[]): string {
-  const flagIndex = args.findLastIndex((arg) => arg === '--secret' || arg.startsWith('--secret='));
-  if (flagIndex >= 0) {
-    const flag = args[flagIndex]!;
-    return flag === '--secret' ? args[flagIndex + 1]! : flag.slice('--secret='.length);
-  }
+  const readFile = (path: string) => readFileSync(path, 'utf8').trim();
+  const fromFlag = flagValue(args, '--secret');
+  if (fromFlag !== undefined) return fromFlag;
+  const fileFlag = flagValue(args, '--secret-file');
+  if (fileFlag !== undefined) return readFile(fileFlag);
   if (env.GATEHOUSE_SECRET) return env.GATEHOUSE_SECRET;
+  if (env.GATEHOUSE_SECRET_FILE) return readFile(env.GATEHOUSE_SECRET_FILE);
   const announced = lines.map((line) => /secret in (.+)$/.exec(String(line.message ?? ''))).find((match) => match !== null);
   if (!announced) throw new Error('the server did not say where its secret is');
   return readFileSync(announced[1]!, 'utf8').trim();

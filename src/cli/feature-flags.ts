@@ -1,0 +1,53 @@
+import type { RelyingParty } from '../security/webauthn';
+import { nonEmpty, parseUrl, UsageError } from './values';
+import { parseRelyingParty } from './webauthn';
+
+/** The serve flags of API.md §10 to §13: several instances, metrics, webhooks, events, passkeys. */
+export interface FeatureFlags {
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  metrics: boolean;
+  webhook: { url: string; secret: string } | null;
+  eventsRetentionDays: number;
+  /** Null when no --webauthn-rp-id is given: passkeys are off. */
+  relyingParty: RelyingParty | null;
+}
+
+type FeatureFlag = 'database-url' | 'redis-url' | 'webhook-url' | 'webhook-secret' | 'events-retention-days' | 'webauthn-rp-id' | 'webauthn-rp-name';
+/** The raw values of these flags (or their variables); --webauthn-origin is repeatable. */
+export type FeatureFlagValues = Partial<Record<FeatureFlag, string>> & { 'webauthn-origin'?: string[] };
+
+export function featureFlags(values: FeatureFlagValues, options: { metrics: boolean; secretConfigured: boolean }): FeatureFlags {
+  const databaseUrl = values['database-url'] === undefined ? null : parseUrl('database-url', values['database-url'], ['postgres', 'postgresql'], true);
+  // §10: every instance must share the one secret, so none may generate its own.
+  if (databaseUrl !== null && !options.secretConfigured) throw new UsageError('--database-url needs a configured secret (--secret or --secret-file)');
+  return {
+    databaseUrl,
+    redisUrl: values['redis-url'] === undefined ? null : parseUrl('redis-url', values['redis-url'], ['redis', 'rediss'], true),
+    metrics: options.metrics,
+    webhook: parseWebhook(values['webhook-url'], values['webhook-secret']),
+    eventsRetentionDays: parseDays(values['events-retention-days'] ?? '90'),
+    relyingParty: parseRelyingParty(
+      { rpId: values['webauthn-rp-id'], rpName: values['webauthn-rp-name'], origins: values['webauthn-origin'] ?? [] },
+      (message) => {
+        throw new UsageError(message);
+      },
+    ),
+  };
+}
+
+/** Standard Webhooks secrets: base64 (optionally after `whsec_`) of 24 to 64 bytes. */
+function parseWebhook(url: string | undefined, secret: string | undefined): FeatureFlags['webhook'] {
+  if (url === undefined && secret === undefined) return null;
+  if (url === undefined || secret === undefined) throw new UsageError('--webhook-url and --webhook-secret go together');
+  const encoded = secret.replace(/^whsec_/, '');
+  const bytes = /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64').length : 0;
+  if (bytes < 24 || bytes > 64) throw new UsageError('--webhook-secret must be base64 (optionally after whsec_) of 24 to 64 bytes');
+  return { url: parseUrl('webhook-url', url), secret };
+}
+
+function parseDays(value: string): number {
+  const days = Number(value);
+  if (!/^[0-9]+$/.test(value) || days < 1 || days > 36500) throw new UsageError(`invalid --events-retention-days '${value}': expected 1 to 36500`);
+  return days;
+}

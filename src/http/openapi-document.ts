@@ -1,0 +1,48 @@
+import { DOCUMENTED_AS } from './fields';
+
+type Node = Record<string, unknown>;
+type Operation = { responses?: Record<string, { content?: Record<string, unknown> }> };
+export type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> } & Node;
+
+/** Every object in the document, parents before children. */
+function* objectsIn(value: unknown): Generator<Node> {
+  if (typeof value !== 'object' || value === null) return;
+  if (!Array.isArray(value)) yield value as Node;
+  for (const child of Object.values(value)) yield* objectsIn(child);
+}
+
+/** The generator gives a 204 a bogus `content: {type: 'void'}`; a body-less response has no content at all. */
+function dropVoidContent(document: OpenApiDocument): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        if (response.content && 'type' in response.content) delete response.content;
+      }
+    }
+  }
+}
+
+/**
+ * A field's runtime check is a `gatehouse-*` format (code points, Unicode classes, NFC); the
+ * document states the same rule in JSON Schema's own keywords instead (see DOCUMENTED_AS).
+ */
+function stateDocumentedRules(document: OpenApiDocument): void {
+  for (const node of objectsIn(document)) {
+    if (typeof node.format === 'string' && node.format.startsWith('gatehouse-')) delete node.format;
+    const documented = node[DOCUMENTED_AS];
+    if (typeof documented !== 'object' || documented === null) continue;
+    delete node[DOCUMENTED_AS];
+    Object.assign(node, documented);
+  }
+}
+
+/**
+ * The served document, from the generator's: a copy, since the generator's objects may be the very
+ * schemas the routes validate with.
+ */
+export function finishDocument(generated: unknown): OpenApiDocument {
+  const document = JSON.parse(JSON.stringify(generated)) as OpenApiDocument;
+  dropVoidContent(document);
+  stateDocumentedRules(document);
+  return document;
+}
