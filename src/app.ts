@@ -3,10 +3,15 @@ import { emailUpdateRoutes } from './email-update/routes';
 import { createEmailUpdateService } from './email-update/service';
 import { emailVerificationRoutes } from './email-verification/routes';
 import { createEmailVerificationService } from './email-verification/service';
+import { eventsRoutes } from './events/routes';
+import { createEventsService } from './events/service';
 import { httpConventions } from './http/conventions';
 import { docsPage } from './http/docs-page';
 import { createRequestHandler } from './http/handler';
 import type { Logger } from './http/log';
+import { routeTemplates } from './http/route-label';
+import { metricsRoutes } from './metrics/routes';
+import type { MetricsService } from './metrics/service';
 import { passwordResetRoutes } from './password-reset/routes';
 import { createPasswordResetService } from './password-reset/service';
 import { passwordsRoutes } from './passwords/routes';
@@ -16,7 +21,7 @@ import { createRecoveryCodeService } from './recovery-code/service';
 import type { BreachChecker } from './security/breach-check';
 import type { Clock } from './security/clock';
 import type { PasswordHasher } from './security/password-hash';
-import type { RateLimits } from './security/rate-limit';
+import { countRefusals, type RateLimits } from './security/rate-limit';
 import { statusRoutes } from './status/routes';
 import { createStatusService } from './status/service';
 import type { Stores } from './stores';
@@ -32,9 +37,14 @@ export interface Platform {
   limits: RateLimits;
   hasher: PasswordHasher;
   log: Logger;
+  /** Null with --no-metrics. */
+  metrics: MetricsService | null;
 }
 
-export function createServices(stores: Stores, platform: Platform) {
+export function createServices(stores: Stores, given: Platform) {
+  const { metrics } = given;
+  const limits = metrics === null ? given.limits : countRefusals(given.limits, metrics.countLimitRefusal);
+  const platform = { ...given, limits, events: stores.events };
   return {
     status: createStatusService({ store: stores.status }),
     users: createUsersService({ ...platform, store: stores.users }),
@@ -44,14 +54,18 @@ export function createServices(stores: Stores, platform: Platform) {
     totp: createTotpService({ ...platform, store: stores.totp }),
     recoveryCode: createRecoveryCodeService({ ...platform, store: stores.recoveryCode }),
     passwordReset: createPasswordResetService({ ...platform, store: stores.passwordReset }),
+    events: createEventsService({ store: stores.events }),
+    metrics,
   };
 }
 export type Services = ReturnType<typeof createServices>;
 
 export function createApp(services: Services, options: { log: Logger; docs?: boolean }) {
   const findUser = services.users.find;
+  const metrics = services.metrics;
   return new Elysia()
     .use(httpConventions(options.log))
+    .use(metrics === null ? new Elysia() : routeTemplates())
     .use(options.docs === false ? new Elysia() : docsPage())
     .use(statusRoutes(services.status))
     .use(usersRoutes(services.users))
@@ -60,11 +74,19 @@ export function createApp(services: Services, options: { log: Logger; docs?: boo
     .use(emailUpdateRoutes(services.emailUpdate, findUser))
     .use(totpRoutes(services.totp, findUser))
     .use(recoveryCodeRoutes(services.recoveryCode, findUser))
-    .use(passwordResetRoutes(services.passwordReset, findUser));
+    .use(passwordResetRoutes(services.passwordReset, findUser))
+    .use(eventsRoutes(services.events))
+    .use(metrics === null ? new Elysia() : metricsRoutes(metrics));
 }
 export type App = ReturnType<typeof createApp>;
 
-/** The full request path: credential, size limit and access log around the Elysia app. */
-export function createHandler(app: App, options: { secret: string; log: Logger; docs?: boolean }) {
-  return createRequestHandler({ secret: options.secret, log: options.log, route: (request) => app.handle(request), docs: options.docs !== false });
+/** The full request path: credential, size limit, access log and request metrics around the Elysia app. */
+export function createHandler(app: App, options: { secret: string; log: Logger; docs?: boolean; metrics?: MetricsService | null }) {
+  return createRequestHandler({
+    secret: options.secret,
+    log: options.log,
+    route: (request) => app.handle(request),
+    docs: options.docs !== false,
+    observe: options.metrics?.observeRequest,
+  });
 }

@@ -1,4 +1,5 @@
 import { type BreachMode, DEFAULT_PWNED_API_URL } from '../security/breach-check';
+import { parseWebhookSecret } from '../security/webhook-signature';
 
 export interface ServeConfig {
   port: number;
@@ -8,6 +9,12 @@ export interface ServeConfig {
   pwnedCheck: BreachMode;
   pwnedApiUrl: string;
   docs: boolean;
+  metrics: boolean;
+  /** Both or neither: `--webhook-url` with `--webhook-secret`. */
+  webhook: { url: string; key: Uint8Array } | null;
+  eventsRetentionDays: number;
+  /** GATEHOUSE_WEBHOOK_TIMING_SCALE, for tests only: multiplies every webhook delay (default 1). */
+  webhookTimingScale: number;
 }
 
 /** A bad flag or value: main prints the message on one line and exits with code 2. */
@@ -22,6 +29,9 @@ const FLAG_ENV: Record<string, string> = {
   secret: 'GATEHOUSE_SECRET',
   'pwned-check': 'GATEHOUSE_PWNED_CHECK',
   'pwned-api-url': 'GATEHOUSE_PWNED_API_URL',
+  'webhook-url': 'GATEHOUSE_WEBHOOK_URL',
+  'webhook-secret': 'GATEHOUSE_WEBHOOK_SECRET',
+  'events-retention-days': 'GATEHOUSE_EVENTS_RETENTION_DAYS',
 };
 
 /** Flags beat their environment variables (API.md §8). Accepts `--flag value` and `--flag=value`. */
@@ -32,10 +42,15 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     if (value !== undefined && value !== '') values[flag] = value;
   }
   let docs = true;
+  let metrics = true;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--no-docs') {
       docs = false;
+      continue;
+    }
+    if (arg === '--no-metrics') {
+      metrics = false;
       continue;
     }
     const match = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
@@ -53,7 +68,35 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     pwnedCheck: parseMode(values['pwned-check'] ?? 'online'),
     pwnedApiUrl: parseUrl(values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
     docs,
+    metrics,
+    webhook: parseWebhook(values['webhook-url'], values['webhook-secret']),
+    eventsRetentionDays: parseDays(values['events-retention-days'] ?? '90'),
+    webhookTimingScale: parseScale(env.GATEHOUSE_WEBHOOK_TIMING_SCALE),
   };
+}
+
+function parseWebhook(url: string | undefined, secret: string | undefined): ServeConfig['webhook'] {
+  if (url === undefined && secret === undefined) return null;
+  if (url === undefined) throw new UsageError('--webhook-secret needs --webhook-url');
+  if (secret === undefined) throw new UsageError('--webhook-url needs --webhook-secret');
+  if (!/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) throw new UsageError(`invalid --webhook-url '${url}': expected an http(s) URL`);
+  const key = parseWebhookSecret(secret);
+  // The secret itself is never echoed.
+  if (key === undefined) throw new UsageError('invalid --webhook-secret: expected whsec_ and the base64 of 24 to 64 random bytes');
+  return { url, key };
+}
+
+function parseDays(value: string): number {
+  const days = Number(value);
+  if (!/^[0-9]+$/.test(value) || days < 1 || days > 36_500) throw new UsageError(`invalid --events-retention-days '${value}': expected 1 to 36500`);
+  return days;
+}
+
+function parseScale(value: string | undefined): number {
+  if (value === undefined || value === '') return 1;
+  const scale = Number(value);
+  if (!(scale > 0 && scale <= 1)) throw new UsageError(`invalid GATEHOUSE_WEBHOOK_TIMING_SCALE '${value}': expected a number above 0, at most 1`);
+  return scale;
 }
 
 function parsePort(value: string): number {

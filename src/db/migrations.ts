@@ -3,6 +3,7 @@ import journal from '../../drizzle/meta/_journal.json';
 import init from '../../drizzle/0000_init.sql' with { type: 'text' };
 import userCountTriggers from '../../drizzle/0001_user_count_triggers.sql' with { type: 'text' };
 import emailVerificationExpiresIndex from '../../drizzle/0002_email_verification_expires_index.sql' with { type: 'text' };
+import eventsAndWebhookOutbox from '../../drizzle/0003_events_and_webhook_outbox.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -12,6 +13,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0000_init': init,
   '0001_user_count_triggers': userCountTriggers,
   '0002_email_verification_expires_index': emailVerificationExpiresIndex,
+  '0003_events_and_webhook_outbox': eventsAndWebhookOutbox,
 };
 
 export interface MigrationMeta {

@@ -1,6 +1,9 @@
 import { AppError } from '../errors';
+import { draft } from '../events/model';
+import type { EventStore } from '../events/store';
 import { addressKey } from '../security/address-key';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email';
 import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
 import type { RateLimits } from '../security/rate-limit';
@@ -14,10 +17,12 @@ export interface PasswordsDeps {
   hasher: PasswordHasher;
   breach: BreachChecker;
   limits: RateLimits;
+  events: EventStore;
+  clock: Clock;
 }
 
 /** The one home of password checking: the address's limits, the login block, the hash comparison. */
-export function createPasswordsService({ store, users, hasher, breach, limits }: PasswordsDeps) {
+export function createPasswordsService({ store, users, hasher, breach, limits, events, clock }: PasswordsDeps) {
   /**
    * The address bucket and the login block, then `check`. Checks from one address run one at a
    * time: the slow hash sits between reading the block and counting a failure, and parallel
@@ -36,14 +41,20 @@ export function createPasswordsService({ store, users, hasher, breach, limits }:
     });
   };
 
-  /** Only incorrect passwords count toward the block, and a success does not clear it (API.md §9). */
-  const countIncorrect = async (clientIp: string | null) => {
-    if (clientIp !== null) await limits.loginBlock.recordFailure(addressKey(clientIp));
+  /**
+   * Only incorrect passwords count toward the block, and a success does not clear it (API.md §9).
+   * `userId` is null for an unknown email: the attempt is still an event, with no user.
+   */
+  const countIncorrect = async (userId: string | null, clientIp: string | null) => {
+    const blocked = clientIp !== null && (await limits.loginBlock.recordFailure(addressKey(clientIp))).locked;
+    const time = nowSeconds(clock);
+    const incorrect = draft('password.incorrect', time, userId, clientIp);
+    await events.append(blocked ? [incorrect, draft('address.blocked', time, userId, clientIp)] : [incorrect]);
   };
 
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
     if (await hasher.verify(password, user.passwordHash)) return;
-    await countIncorrect(clientIp);
+    await countIncorrect(user.id, clientIp);
     throw new AppError('INCORRECT_PASSWORD');
   };
 
@@ -54,7 +65,7 @@ export function createPasswordsService({ store, users, hasher, breach, limits }:
         if (user === undefined) {
           // The same work as a wrong password, so timing does not reveal which emails exist.
           await hasher.verify(input.password, await dummyPasswordHash());
-          await countIncorrect(input.clientIp);
+          await countIncorrect(null, input.clientIp);
           throw new AppError('NOT_FOUND');
         }
         await checkPassword(user, input.password, input.clientIp);
@@ -72,7 +83,8 @@ export function createPasswordsService({ store, users, hasher, breach, limits }:
         await rejectBreached(breach, input.newPassword);
         await checkPassword(user, input.password, input.clientIp);
         const passwordHash = await hasher.hash(input.newPassword);
-        if (!(await store.setHash(user.id, passwordHash))) throw new AppError('NOT_FOUND');
+        const updated = [draft('password.updated', nowSeconds(clock), user.id, input.clientIp)];
+        if (!(await store.setHash(user.id, passwordHash, updated))) throw new AppError('NOT_FOUND');
       }),
   };
 }
