@@ -7,6 +7,7 @@ const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
 
   gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S]
                   [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
+                  [--no-metrics] [--webhook-url URL --webhook-secret whsec_...] [--events-retention-days 90]
   gatehouse generate-secret
   gatehouse --version
 `;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { createApp, createHandler } from '../src/app';
+import { createMetricsService } from '../src/metrics/service';
 import { PasswordHasher } from '../src/security/password-hash';
 import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
 import { parseSamples, sumOf } from './support/prom-text';
@@ -85,6 +86,25 @@ describe('GET /metrics', () => {
     expect((await h.call('GET', '/metrics')).json).toEqual({ error: 'NOT_FOUND' });
     expect(h.services.metrics).toBeNull();
     expect(h.app.routes.some((route) => route.path === '/metrics')).toBe(false);
+  });
+});
+
+describe('request duration histogram', () => {
+  test('cumulative buckets, sum and count per method and route, over every status', async () => {
+    const metrics = createMetricsService({
+      store: { usersTotal: async () => 0, webhookDeliveries: async () => ({ pending: 0, failed: 0 }) },
+      hashing: { inFlight: 0, queued: 0, refusals: 0 },
+    });
+    for (const [status, seconds] of [[200, 0.0001], [200, 0.002], [404, 0.3], [500, 10]] as const) metrics.observeRequest('GET', '/users/:id', status, seconds);
+    metrics.observeRequest('BREW', undefined, 401, 0.0005);
+    const samples = parseSamples(await metrics.render());
+    const bucket = (le: string) => sumOf(samples, 'gatehouse_http_request_duration_seconds_bucket', { route: '/users/:id', le });
+    expect([bucket('0.0005'), bucket('0.001'), bucket('0.0025'), bucket('0.25'), bucket('0.5'), bucket('5'), bucket('+Inf')]).toEqual([1, 1, 2, 2, 3, 3, 4]);
+    expect(sumOf(samples, 'gatehouse_http_request_duration_seconds_count', { route: '/users/:id' })).toBe(4);
+    expect(sumOf(samples, 'gatehouse_http_request_duration_seconds_sum', { route: '/users/:id' })).toBeCloseTo(10.3021, 6);
+    // A bound is inclusive (le), and an unknown method is OTHER on an unmatched route.
+    expect(sumOf(samples, 'gatehouse_http_request_duration_seconds_bucket', { method: 'OTHER', route: 'unmatched', le: '0.0005' })).toBe(1);
+    expect(sumOf(samples, REQUESTS, { method: 'OTHER', route: 'unmatched', status: '401' })).toBe(1);
   });
 });
 

@@ -42,7 +42,7 @@ export interface WebhookSender {
  */
 export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
   const timings = deps.timings ?? DEFAULT_DELIVERY_TIMINGS;
-  const concurrency = deps.concurrency ?? 32;
+  const concurrency = deps.concurrency ?? 64;
   const send = deps.fetch ?? fetch;
   // Each start claims under its own token, so rows a crashed process leased wait only for their lease.
   const token = generateId();
@@ -103,10 +103,7 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
     nudge();
   };
 
-  const settle = async () => {
-    if (results.length === 0) return;
-    const batch = results.splice(0);
-    await deps.store.settle(token, batch);
+  const report = (batch: AttemptResult[]) => {
     const retried = batch.filter((r) => r.outcome === 'retry').length;
     const failed = batch.filter((r) => r.outcome === 'failed').map((r) => r.eventId);
     if (retried > 0 && !stopped) deps.log({ level: 'warn', message: 'webhook deliveries will be retried', count: retried, reason: lastFailure });
@@ -115,15 +112,23 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
     }
   };
 
-  const claimFree = async () => {
-    const free = concurrency - inFlight.size;
-    if (free <= 0 || stopped) return;
+  /** Writes back what finished and, when slots are free and something may be due, claims more: one transaction. */
+  const turn = async () => {
+    const free = stopped ? 0 : concurrency - inFlight.size;
     const polling = performance.now() >= pollAt;
-    if (!mayHaveDue && !polling) return;
-    if (polling) pollAt = performance.now() + timings.idlePollMs;
+    const limit = free > 0 && (mayHaveDue || polling) ? free : 0;
+    if (limit > 0 && polling) pollAt = performance.now() + timings.idlePollMs;
+    const batch = results.splice(0);
     const now = deps.clock();
-    const claimed = await deps.store.claim(now, now + leaseMs(timings), token, free);
-    mayHaveDue = claimed.length === free;
+    let claimed: ClaimedDelivery[];
+    try {
+      claimed = await deps.store.settleAndClaim(token, batch, { nowMs: now, leaseUntilMs: now + leaseMs(timings), limit });
+    } catch (error) {
+      results.unshift(...batch);
+      throw error;
+    }
+    report(batch);
+    if (limit > 0) mayHaveDue = claimed.length === limit;
     for (const delivery of claimed) void attempt(delivery);
   };
 
@@ -150,8 +155,7 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
   const loop = (async () => {
     while (!stopped) {
       try {
-        await settle();
-        await claimFree();
+        await turn();
       } catch (error) {
         const err = error instanceof Error ? error : new Error(String(error));
         deps.log({ level: 'error', message: 'webhook sender failed; trying again', error: err.name, detail: err.message });
@@ -171,7 +175,7 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
       nudge();
       await loop;
       while (inFlight.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
-      await settle();
+      await turn();
     },
   };
 }
