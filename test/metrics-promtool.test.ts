@@ -9,7 +9,10 @@ import { startServer, tempDirsOfThisFile } from './support/server-process';
  * `prometheus` package): the exposition must pass `promtool check metrics` (format and naming
  * lints), and the counters must match the requests that were sent.
  */
-const promtool = await ensureDebianPackages([{ name: 'prometheus', provides: '/usr/bin/promtool' }]);
+const promtool = await ensureDebianPackages([
+  { name: 'prometheus', provides: '/usr/bin/promtool' },
+  { name: 'prometheus', provides: '/usr/bin/prometheus' },
+]);
 const skip = reportSkipped('promtool check of GET /metrics', promtool);
 const tempDir = tempDirsOfThisFile();
 const pwned = startFakePwnedServer({ breached: ['breached password 1'] });
@@ -74,6 +77,42 @@ describe.skipIf(skip)('GET /metrics of a running server', () => {
     expect(sumOf(samples, 'gatehouse_server_busy_total')).toBe(0);
     expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'pending' })).toBe(0);
     expect(await server.stop()).toBe(0);
+  }, 60_000);
+
+  test('Prometheus itself scrapes it, with a secret of the form "<type> <credentials>"', async () => {
+    // Prometheus sends `Authorization: <type> <credentials>` and cannot send a bare value, so the
+    // secret carries a space and the scrape job splits it there (README, Watching it run).
+    const credentials = crypto.randomUUID();
+    const server = await startServer({ dir: tempDir(), args: ['serve', '--port', '0', '--dir', tempDir(), '--secret', `Gatehouse ${credentials}`, '--pwned-check', 'off'] });
+    const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });
+    const promPort = probe.port;
+    probe.stop(true);
+    const dir = tempDir();
+    const config = `global: { scrape_interval: 1s }\nscrape_configs:\n  - job_name: gatehouse\n    static_configs: [{ targets: ['127.0.0.1:${server.port}'] }]\n    authorization: { type: Gatehouse, credentials: '${credentials}' }\n`;
+    await Bun.write(`${dir}/prometheus.yml`, config);
+    const prometheus = Bun.spawn(
+      ['/usr/bin/prometheus', `--config.file=${dir}/prometheus.yml`, `--storage.tsdb.path=${dir}/tsdb`, `--web.listen-address=127.0.0.1:${promPort}`],
+      { stdout: 'ignore', stderr: 'pipe' },
+    );
+    try {
+      const query = async (promql: string) => {
+        const res = await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(promql)}`).catch(() => undefined);
+        const body = res?.ok ? ((await res.json()) as { data: { result: { value: [number, string] }[] } }) : undefined;
+        return body?.data.result.map((r) => Number(r.value[1])) ?? [];
+      };
+      let scraped: number[] = [];
+      for (let i = 0; i < 150 && scraped.length === 0; i++) {
+        await Bun.sleep(100);
+        scraped = await query('gatehouse_http_requests_total{job="gatehouse",route="/metrics",status="200"}');
+      }
+      expect(scraped.length).toBe(1);
+      expect(scraped[0]).toBeGreaterThanOrEqual(1);
+      expect(await query('up{job="gatehouse"}')).toEqual([1]);
+    } finally {
+      prometheus.kill();
+      await prometheus.exited;
+      await server.stop();
+    }
   }, 60_000);
 
   test('--no-metrics: the path is not there', async () => {

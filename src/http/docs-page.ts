@@ -24,6 +24,8 @@ const DOCS_TAGS = [
   { name: 'Email verification', description: "Verify a user's email address" },
   { name: 'Email update', description: "Change a user's email address" },
   { name: 'Two-factor', description: 'TOTP and the recovery code' },
+  { name: 'Events', description: 'Security events, oldest first, to read on from the last one seen' },
+  { name: 'Metrics', description: 'Prometheus metrics of the running server' },
 ];
 
 type Operation = { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };

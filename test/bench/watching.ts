@@ -156,7 +156,8 @@ export async function watchingBench(dir: string, settings: LoadSettings): Promis
   const { rows, verify } = await metricsCost(data, sampleIds[0]!, settings);
   const meanCpu = (list: Row[]) => list.reduce((sum, row) => sum + row.cpuUs!, 0) / list.length;
   const getRatio = meanCpu(rows.on) / meanCpu(rows.off);
-  const verifyRatio = verify.on.load!.requestsPerSecond / verify.off.load!.requestsPerSecond;
+  // CPU per request rather than requests/s: argon2's rate swings with what else the shared cores run.
+  const verifyRatio = verify.on.cpuUs! / verify.off.cpuUs!;
 
   const backlog = await webhookBacklog(join(dir, 'backlog'));
   const deleted = seedUsers(join(dir, 'latency'), EVENTS, passwordHash, { allIds: true }).ids;
@@ -165,7 +166,7 @@ export async function watchingBench(dir: string, settings: LoadSettings): Promis
     rows: [...rows.off, ...rows.on, verify.off, verify.on, backlog, latency],
     targets: [
       { name: 'GET /users/{id} CPU µs/request, metrics on ÷ off (mean of 2 runs each)', ratio: getRatio, rule: '≤ 1.1', met: getRatio <= 1.1 },
-      { name: 'verify-password requests/s, metrics on ÷ off', ratio: verifyRatio, rule: '≥ 0.9', met: verifyRatio >= 0.9 },
+      { name: 'verify-password CPU µs/request, metrics on ÷ off', ratio: verifyRatio, rule: '≤ 1.1', met: verifyRatio <= 1.1 },
     ],
   };
 }
