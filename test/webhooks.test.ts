@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test';
 import { openDatabase } from '../src/db/client';
 import { parseWebhookSecret, signWebhook } from '../src/security/webhook-signature';
 import { sqliteStores } from '../src/stores';
-import type { DeliveryTimings } from '../src/webhooks/model';
+import { DEFAULT_DELIVERY_TIMINGS, type DeliveryTimings, resultOf, retryDelayMs } from '../src/webhooks/model';
 import { startWebhookSender } from '../src/webhooks/service';
 import { Webhook } from 'standardwebhooks';
 import { FastHasher } from './fuzz/seed';
@@ -48,6 +48,21 @@ describe('webhook signatures', () => {
     for (const bad of [of(23), of(65), Buffer.alloc(32, 7).toString('base64'), 'whsec_', 'whsec_not base64!', of(32).replace(/=+$/, '').replace('A', '-')]) {
       expect({ bad, key: parseWebhookSecret(bad) }).toEqual({ bad, key: undefined });
     }
+  });
+});
+
+describe('retry schedule', () => {
+  test('doubles from 5 s to at most an hour, ±20 %, for 24 hours after the event', () => {
+    const middle = () => 0.5;
+    expect([1, 2, 3, 4, 10, 11, 50].map((n) => retryDelayMs(n, DEFAULT_DELIVERY_TIMINGS, middle) / 1000)).toEqual([5, 10, 20, 40, 2560, 3600, 3600]);
+    expect(retryDelayMs(1, DEFAULT_DELIVERY_TIMINGS, () => 0)).toBe(4000);
+    expect(retryDelayMs(1, DEFAULT_DELIVERY_TIMINGS, () => 0.999999)).toBeCloseTo(6000, 0);
+    const event = { id: 7, time: 1_000_000, type: 'user.created', userId: null, clientIp: null };
+    const dayMs = 24 * 60 * 60 * 1000;
+    expect(resultOf(event, 3, 'HTTP 500', event.time * 1000 + dayMs - 1, DEFAULT_DELIVERY_TIMINGS)).toMatchObject({ outcome: 'retry' });
+    expect(resultOf(event, 3, 'timeout', event.time * 1000 + dayMs, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'failed' });
+    expect(resultOf(event, 3, undefined, event.time * 1000 + 2 * dayMs, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'delivered' });
+    expect(resultOf(event, 3, 'stopped', 123, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'retry', nextAttemptAtMs: 123 });
   });
 });
 

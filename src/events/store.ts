@@ -46,7 +46,7 @@ export interface EventStore {
 }
 
 export function sqliteEventStore(db: Db, append: AppendEvents): EventStore {
-  // The oldest rows have the smallest ids, so the subquery walks the time index from its start.
+  // The subquery walks the time index from its oldest end, so a batch costs the same however large the table.
   const deleteBatch = db.$client.query<never, [number, number]>(
     'delete from events where id in (select id from events where time < ? order by time limit ?)',
   );

@@ -59,3 +59,15 @@ export type AttemptResult =
   | { eventId: number; outcome: 'delivered' }
   | { eventId: number; outcome: 'retry'; nextAttemptAtMs: number }
   | { eventId: number; outcome: 'failed' };
+
+/**
+ * What an attempt leads to: delivered on a 2xx (`failure` undefined); else another attempt after the
+ * backoff, or failed once the retry window since the event has passed. An attempt cut off by the
+ * sender's own stop ('stopped') is handed back at once, for the next sender.
+ */
+export function resultOf(event: StoredEvent, attempts: number, failure: string | undefined, nowMs: number, timings: DeliveryTimings): AttemptResult {
+  if (failure === undefined) return { eventId: event.id, outcome: 'delivered' };
+  if (failure === 'stopped') return { eventId: event.id, outcome: 'retry', nextAttemptAtMs: nowMs };
+  if (nowMs >= event.time * 1000 + timings.retryWindowMs) return { eventId: event.id, outcome: 'failed' };
+  return { eventId: event.id, outcome: 'retry', nextAttemptAtMs: nowMs + retryDelayMs(attempts, timings) };
+}

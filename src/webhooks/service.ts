@@ -8,7 +8,7 @@ import {
   DEFAULT_DELIVERY_TIMINGS,
   type DeliveryTimings,
   leaseMs,
-  retryDelayMs,
+  resultOf,
   type WebhookTarget,
   webhookBody,
   webhookId,
@@ -93,12 +93,9 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
       clearTimeout(timer);
       inFlight.delete(event.id);
     }
-    const now = deps.clock();
-    if (failure === undefined) results.push({ eventId: event.id, outcome: 'delivered' });
-    else if (failure === 'stopped') results.push({ eventId: event.id, outcome: 'retry', nextAttemptAtMs: now });
-    else if (now >= event.time * 1000 + timings.retryWindowMs) results.push({ eventId: event.id, outcome: 'failed' });
-    else results.push({ eventId: event.id, outcome: 'retry', nextAttemptAtMs: now + retryDelayMs(attempts, timings) });
-    if (failure !== 'stopped') deps.onAttempt?.(results.at(-1)!.outcome);
+    const result = resultOf(event, attempts, failure, deps.clock(), timings);
+    results.push(result);
+    if (failure !== 'stopped') deps.onAttempt?.(result.outcome);
     if (failure !== undefined && failure !== 'stopped') lastFailure = failure;
     nudge();
   };
