@@ -3,11 +3,16 @@ import { emailUpdateRoutes } from './email-update/routes';
 import { createEmailUpdateService } from './email-update/service';
 import { emailVerificationRoutes } from './email-verification/routes';
 import { createEmailVerificationService } from './email-verification/service';
+import { eventsRoutes } from './events/routes';
+import { createEventsService } from './events/service';
 import { httpConventions } from './http/conventions';
 import { docsPage } from './http/docs-page';
 import { withoutValidationMessages } from './http/validation-errors';
 import { createRequestHandler } from './http/handler';
 import type { Logger } from './http/log';
+import { routeTemplates } from './http/route-label';
+import { metricsRoutes } from './metrics/routes';
+import type { MetricsService } from './metrics/service';
 import { passkeysRoutes } from './passkeys/routes';
 import { createPasskeysService } from './passkeys/service';
 import { passwordResetRoutes } from './password-reset/routes';
@@ -19,7 +24,7 @@ import { createRecoveryCodeService } from './recovery-code/service';
 import type { BreachChecker } from './security/breach-check';
 import type { Clock } from './security/clock';
 import type { PasswordHasher } from './security/password-hash';
-import type { RateLimits } from './security/rate-limit';
+import { countRefusals, type RateLimits } from './security/rate-limit';
 import type { RelyingParty } from './security/webauthn';
 import { statusRoutes } from './status/routes';
 import { createStatusService } from './status/service';
@@ -38,9 +43,14 @@ export interface Platform {
   log: Logger;
   /** The WebAuthn relying party (API.md §13); absent or null turns the passkey endpoints off. */
   relyingParty?: RelyingParty | null;
+  /** Null with --no-metrics. */
+  metrics: MetricsService | null;
 }
 
-export function createServices(stores: Stores, platform: Platform) {
+export function createServices(stores: Stores, given: Platform) {
+  const { metrics } = given;
+  const limits = metrics === null ? given.limits : countRefusals(given.limits, metrics.countLimitRefusal);
+  const platform = { ...given, limits, events: stores.events };
   return {
     status: createStatusService({ store: stores.status }),
     users: createUsersService({ ...platform, store: stores.users }),
@@ -51,14 +61,18 @@ export function createServices(stores: Stores, platform: Platform) {
     recoveryCode: createRecoveryCodeService({ ...platform, store: stores.recoveryCode }),
     passwordReset: createPasswordResetService({ ...platform, store: stores.passwordReset }),
     passkeys: createPasskeysService({ ...platform, store: stores.passkeys, users: stores.users, relyingParty: platform.relyingParty ?? null }),
+    events: createEventsService({ store: stores.events }),
+    metrics,
   };
 }
 export type Services = ReturnType<typeof createServices>;
 
 export function createApp(services: Services, options: { log: Logger; docs?: boolean }) {
   const findUser = services.users.find;
+  const metrics = services.metrics;
   const app = new Elysia()
     .use(httpConventions(options.log))
+    .use(metrics === null ? new Elysia() : routeTemplates())
     .use(options.docs === false ? new Elysia() : docsPage())
     .use(statusRoutes(services.status))
     .use(usersRoutes(services.users))
@@ -68,12 +82,20 @@ export function createApp(services: Services, options: { log: Logger; docs?: boo
     .use(totpRoutes(services.totp, findUser))
     .use(recoveryCodeRoutes(services.recoveryCode, findUser))
     .use(passwordResetRoutes(services.passwordReset, findUser))
-    .use(passkeysRoutes(services.passkeys, findUser));
+    .use(passkeysRoutes(services.passkeys, findUser))
+    .use(eventsRoutes(services.events))
+    .use(metrics === null ? new Elysia() : metricsRoutes(metrics));
   return withoutValidationMessages(app);
 }
 export type App = ReturnType<typeof createApp>;
 
-/** The full request path: credential, size limit and access log around the Elysia app. */
-export function createHandler(app: App, options: { secret: string; log: Logger; docs?: boolean }) {
-  return createRequestHandler({ secret: options.secret, log: options.log, route: (request) => app.handle(request), docs: options.docs !== false });
+/** The full request path: credential, size limit, access log and request metrics around the Elysia app. */
+export function createHandler(app: App, options: { secret: string; log: Logger; docs?: boolean; metrics?: MetricsService | null }) {
+  return createRequestHandler({
+    secret: options.secret,
+    log: options.log,
+    route: (request) => app.handle(request),
+    docs: options.docs !== false,
+    observe: options.metrics?.observeRequest,
+  });
 }

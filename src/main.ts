@@ -7,6 +7,8 @@ const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
 
   gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S | --secret-file F]
                   [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
+                  [--database-url postgres://... --redis-url redis://...]
+                  [--no-metrics] [--webhook-url URL --webhook-secret whsec_...] [--events-retention-days 90]
                   [--webauthn-rp-id ID [--webauthn-rp-name NAME] [--webauthn-origin URL ...]]
   gatehouse generate-secret
   gatehouse --version

@@ -1,5 +1,8 @@
 import { postgresCodeRequestStore } from './code-requests/store.pg';
 import { postgresEmailUpdateStore } from './email-update/store.pg';
+import { postgresEventAppender, postgresEventStore } from './events/store.pg';
+import { postgresMetricsStore } from './metrics/store.pg';
+import { postgresWebhookStore } from './webhooks/store.pg';
 import { postgresEmailVerificationStore } from './email-verification/store.pg';
 import { postgresPasskeyStore } from './passkeys/store.pg';
 import { postgresPasswordResetStore } from './password-reset/store.pg';
@@ -15,26 +18,36 @@ import { asAvailableStore } from './db/pg-deadline';
 import { sqliteEmailUpdateStore } from './email-update/store';
 import { sqliteEmailVerificationStore } from './email-verification/store';
 import { sqlitePasskeyStore } from './passkeys/store';
+import { eventAppender, sqliteEventStore } from './events/store';
+import { sqliteMetricsStore } from './metrics/store';
 import { sqlitePasswordResetStore } from './password-reset/store';
 import { sqlitePasswordStore } from './passwords/store';
 import { sqliteRecoveryCodeStore } from './recovery-code/store';
 import { sqliteStatusStore } from './status/store';
 import { sqliteTotpStore } from './totp/store';
 import { sqliteUserStore } from './users/store';
+import { sqliteWebhookStore } from './webhooks/store';
 
-/** Every feature's store on one SQLite database. */
-export function sqliteStores(db: Db) {
+/**
+ * Every feature's store on one SQLite database. Stores that change state append their events in the
+ * same transaction; with `webhookOutbox` each event also gets its webhook delivery row there.
+ */
+export function sqliteStores(db: Db, options: { webhookOutbox?: boolean; onOutboxWrite?: () => void } = {}) {
+  const append = eventAppender({ outbox: options.webhookOutbox ?? false, onOutboxWrite: options.onOutboxWrite });
   return {
-    users: sqliteUserStore(db),
-    passwords: sqlitePasswordStore(db),
-    passwordReset: sqlitePasswordResetStore(db),
-    emailVerification: sqliteEmailVerificationStore(db),
-    emailUpdate: sqliteEmailUpdateStore(db),
-    totp: sqliteTotpStore(db),
-    recoveryCode: sqliteRecoveryCodeStore(db),
+    users: sqliteUserStore(db, append),
+    passwords: sqlitePasswordStore(db, append),
+    passwordReset: sqlitePasswordResetStore(db, append),
+    emailVerification: sqliteEmailVerificationStore(db, append),
+    emailUpdate: sqliteEmailUpdateStore(db, append),
+    totp: sqliteTotpStore(db, append),
+    recoveryCode: sqliteRecoveryCodeStore(db, append),
     status: sqliteStatusStore(db),
     codeRequests: sqliteCodeRequestStore(db),
-    passkeys: sqlitePasskeyStore(db),
+    passkeys: sqlitePasskeyStore(db, append),
+    events: sqliteEventStore(db, append),
+    metrics: sqliteMetricsStore(db),
+    webhooks: sqliteWebhookStore(db),
   };
 }
 export type Stores = ReturnType<typeof sqliteStores>;
@@ -42,19 +55,26 @@ export type Stores = ReturnType<typeof sqliteStores>;
 /** A request answers 503 within 2 s of PostgreSQL going away (API.md §10): connection 1 s, statement 1.5 s, this. */
 const POSTGRES_DEADLINE_MS = 1800;
 
-/** Every feature's store on one PostgreSQL database, each call bounded and mapped to UNAVAILABLE. */
-export function postgresStores(db: PgDb): Stores {
+/**
+ * Every feature's store on one PostgreSQL database, each call bounded and mapped to UNAVAILABLE;
+ * events and the webhook outbox as on SQLite.
+ */
+export function postgresStores(db: PgDb, options: { webhookOutbox?: boolean; onOutboxWrite?: () => void } = {}): Stores {
+  const append = postgresEventAppender({ outbox: options.webhookOutbox ?? false, onOutboxWrite: options.onOutboxWrite });
   const guard = <T extends object>(store: T) => asAvailableStore(store, POSTGRES_DEADLINE_MS) as T;
   return {
-    users: guard(postgresUserStore(db)),
-    passwords: guard(postgresPasswordStore(db)),
-    passwordReset: guard(postgresPasswordResetStore(db)),
-    emailVerification: guard(postgresEmailVerificationStore(db)),
-    emailUpdate: guard(postgresEmailUpdateStore(db)),
-    totp: guard(postgresTotpStore(db)),
-    recoveryCode: guard(postgresRecoveryCodeStore(db)),
+    users: guard(postgresUserStore(db, append)),
+    passwords: guard(postgresPasswordStore(db, append)),
+    passwordReset: guard(postgresPasswordResetStore(db, append)),
+    emailVerification: guard(postgresEmailVerificationStore(db, append)),
+    emailUpdate: guard(postgresEmailUpdateStore(db, append)),
+    totp: guard(postgresTotpStore(db, append)),
+    recoveryCode: guard(postgresRecoveryCodeStore(db, append)),
     status: guard(postgresStatusStore(db)),
     codeRequests: guard(postgresCodeRequestStore(db)),
-    passkeys: guard(postgresPasskeyStore(db)),
+    passkeys: guard(postgresPasskeyStore(db, append)),
+    events: guard(postgresEventStore(db, append)),
+    metrics: guard(postgresMetricsStore(db)),
+    webhooks: guard(postgresWebhookStore(db)),
   };
 }

@@ -3,6 +3,7 @@ import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as OTPAuth from 'otpauth';
 import { killAllServers, makeTempDir, removeDir, REPO_ROOT, runToExit, startServer } from './support/server-process';
+import { newWebhookSecret, startReceiver, waitUntil } from './support/webhook-receiver';
 
 // The binary is copied alone into an empty directory: no node_modules, no drizzle/ beside it.
 const work = makeTempDir('gatehouse-binary-');
@@ -79,5 +80,29 @@ describe('compiled binary', () => {
     expect(await found.json()).toMatchObject({ id, email: 'bin@example.com', email_verified: true, registered_totp: true });
     expect((await again.request('POST', `/users/${id}/verify-password`, { password: NEW_PASSWORD })).status).toBe(204);
     expect(await again.stop('SIGTERM')).toBe(0);
+  }, 60_000);
+
+  test('serves /metrics (prom-client inside the binary) and /events, and sends signed webhooks', async () => {
+    const webhookSecret = newWebhookSecret();
+    const receiver = startReceiver(webhookSecret);
+    const server = await startServer({
+      command: [binary],
+      cwd: work,
+      args: ['serve', '--port', '0', '--dir', join(work, 'watch'), '--pwned-check', 'offline', '--webhook-url', receiver.url, '--webhook-secret', webhookSecret],
+    });
+    try {
+      const user = (await (await server.request('POST', '/users', { password: PASSWORD })).json()) as { id: string };
+      await waitUntil(() => receiver.deliveries.length === 1, 10_000, 'the delivery');
+      expect(receiver.deliveries[0]!.verified).toMatchObject({ ok: true, payload: { id: 1, type: 'user.created', user_id: user.id } });
+      const events = await (await server.request('GET', '/events')).json();
+      expect(events).toEqual([receiver.deliveries[0]!.verified.ok && receiver.deliveries[0]!.verified.payload]);
+      const metrics = await (await server.request('GET', '/metrics')).text();
+      expect(metrics).toContain('gatehouse_http_requests_total{method="POST",route="/users",status="200"} 1');
+      expect(metrics).toContain('gatehouse_breach_check_answers_total{source="fallback_list"} 1');
+      expect(metrics).toContain('gatehouse_users 1');
+      expect(await server.stop('SIGTERM')).toBe(0);
+    } finally {
+      receiver.stop();
+    }
   }, 60_000);
 });

@@ -4,9 +4,12 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 /** The README's "Code map", checked: which folder may import what, and the shape of a feature. */
 const SRC = resolve(import.meta.dir, '../src');
-const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'totp', 'recovery-code', 'status', 'passkeys'];
+const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'totp', 'recovery-code', 'status', 'passkeys', 'events', 'metrics'];
 /** store.ts holds the interface and the SQLite implementation, store.pg.ts the PostgreSQL one. */
 const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
+/** Features that serve no path (a background worker): the same files without routes. */
+const WORKERS = ['webhooks'];
+const WORKER_FILES = ['model.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -32,9 +35,12 @@ function localImports(file: string): string[] {
 const folderOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : '');
 
 describe('code map', () => {
-  test('every feature folder has exactly routes, service, store (SQLite and PostgreSQL) and model', () => {
+  test('every feature folder has exactly routes, service, store (SQLite and PostgreSQL) and model (a worker folder no routes)', () => {
     for (const feature of FEATURES) {
       expect({ feature, files: readdirSync(join(SRC, feature)).sort() }).toEqual({ feature, files: FEATURE_FILES });
+    }
+    for (const worker of WORKERS) {
+      expect({ worker, files: readdirSync(join(SRC, worker)).sort() }).toEqual({ worker, files: WORKER_FILES });
     }
   });
 

@@ -22,8 +22,9 @@ import {
 const h = passkeyHarness();
 
 /**
- * Sends the call; asserts the error, that every table but challenges is unchanged, and that the
- * challenge is gone afterwards (`consumed`) or as it was.
+ * Sends the call; asserts the error, that every table but challenges and events is unchanged, that
+ * the challenge is gone afterwards (`consumed`) or as it was, and that the only event written is the
+ * failed verification that used a challenge up (API.md §13).
  */
 async function refused(
   call: () => Promise<{ status: number; json: any }>,
@@ -31,14 +32,18 @@ async function refused(
   challenge: { id: string; consumed: boolean },
   on: Harness = h,
 ) {
-  const before = tables(on, ['challenges']);
+  const before = tables(on, ['challenges', 'events']);
   const challengesBefore = tables(on).challenges!.length;
+  const eventsBefore = tables(on).events!.length;
   const existed = challengeExists(on, challenge.id);
   expectError(await call(), 400, error);
-  expect(tables(on, ['challenges'])).toEqual(before);
+  expect(tables(on, ['challenges', 'events'])).toEqual(before);
   expect(challengeExists(on, challenge.id)).toBe(existed && !challenge.consumed);
   // No other challenge went with it.
-  expect(tables(on).challenges!.length).toBe(challengesBefore - (existed && challenge.consumed ? 1 : 0));
+  const usedUp = existed && challenge.consumed;
+  expect(tables(on).challenges!.length).toBe(challengesBefore - (usedUp ? 1 : 0));
+  const written = (tables(on).events as { type: string }[]).slice(eventsBefore).map((event) => event.type);
+  expect(written).toEqual(usedUp && error === 'PASSKEY_VERIFICATION_FAILED' ? ['passkey.failed'] : []);
 }
 
 const postPasskey = (userId: string, body: unknown) => () => h.call('POST', `/users/${userId}/passkeys`, { body });

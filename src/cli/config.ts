@@ -16,6 +16,8 @@ export interface ServeConfig extends FeatureFlags {
   pwnedCheck: BreachMode;
   pwnedApiUrl: string;
   docs: boolean;
+  /** GATEHOUSE_WEBHOOK_TIMING_SCALE, for tests only: multiplies every webhook delay (default 1). */
+  webhookTimingScale: number;
 }
 
 export { UsageError };
@@ -70,7 +72,15 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     pwnedApiUrl: parseUrl('pwned-api-url', values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
     docs: flags['no-docs'] !== true,
     ...featureFlags(values, { metrics: flags['no-metrics'] !== true, secretConfigured: secret.kind !== 'none' }),
+    webhookTimingScale: parseScale(env.GATEHOUSE_WEBHOOK_TIMING_SCALE),
   };
+}
+
+function parseScale(value: string | undefined): number {
+  if (value === undefined || value === '') return 1;
+  const scale = Number(value);
+  if (!(scale > 0 && scale <= 1)) throw new UsageError(`invalid GATEHOUSE_WEBHOOK_TIMING_SCALE '${value}': expected a number above 0, at most 1`);
+  return scale;
 }
 
 type ParsedFlags = FlagValues & { 'no-docs'?: boolean; 'no-metrics'?: boolean };

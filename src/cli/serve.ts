@@ -1,19 +1,23 @@
 import { createApp, createHandler, createServices, type Platform } from '../app';
 import { startSweeper } from '../code-requests/service';
 import { openDatabase } from '../db/client';
+import { startEventSweeper } from '../events/service';
 import { type Logger, stdoutLogger } from '../http/log';
+import { createMetricsService, type MetricsService } from '../metrics/service';
 import { createBreachChecker } from '../security/breach-check';
 import { systemClock } from '../security/clock';
 import { PasswordHasher } from '../security/password-hash';
 import { createRateLimits } from '../security/rate-limit';
 import { sqliteStores } from '../stores';
+import { scaledTimings } from '../webhooks/model';
+import { startWebhookSender, type WebhookSender } from '../webhooks/service';
 import type { ServeConfig } from './config';
 import { resolveSecret } from './secret';
 
 /** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
 const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
 
-function buildPlatform(config: ServeConfig, log: Logger): Platform {
+function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher, metrics: MetricsService | null): Platform {
   const clock = systemClock;
   return {
     clock,
@@ -21,10 +25,12 @@ function buildPlatform(config: ServeConfig, log: Logger): Platform {
       mode: config.pwnedCheck,
       apiBaseUrl: config.pwnedApiUrl,
       log: (message) => log({ level: 'warn', message }),
+      onAnswer: metrics?.countBreachAnswer,
     }),
     limits: createRateLimits(clock),
-    hasher: new PasswordHasher(HASHING_LIMITS),
+    hasher,
     log,
+    metrics,
     relyingParty: config.relyingParty,
   };
 }
@@ -34,9 +40,13 @@ export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   // Before anything is opened or created: a refused secret file stops start-up with nothing written.
   const { secret, origin } = resolveSecret(config);
   if (origin !== null) log({ level: 'info', message: origin });
-  const platform = buildPlatform(config, log);
+  const hasher = new PasswordHasher(HASHING_LIMITS);
   const db = openDatabase(config.dir);
-  const stores = sqliteStores(db);
+  let sender: WebhookSender | null = null;
+  // Events of this process wake the sender at once; rows of other instances wait for its next poll.
+  const stores = sqliteStores(db, { webhookOutbox: config.webhook !== null, onOutboxWrite: () => sender?.wake() });
+  const metrics = config.metrics ? createMetricsService({ store: stores.metrics, hashing: hasher }) : null;
+  const platform = buildPlatform(config, log, hasher, metrics);
   const app = createApp(createServices(stores, platform), { log, docs: config.docs });
   const server = Bun.serve({
     port: config.port,
@@ -44,13 +54,30 @@ export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     // Bun would answer a body over its limit with an empty 413 before our handler runs, ahead of the
     // credential check; our handler refuses by Content-Length and stops reading a stream at 64 KiB.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: createHandler(app, { secret, log, docs: config.docs }),
+    fetch: createHandler(app, { secret, log, docs: config.docs, metrics }),
   });
-  const sweeper = startSweeper({ store: stores.codeRequests, clock: platform.clock, log });
+  const clock = platform.clock;
+  const sweeper = startSweeper({ store: stores.codeRequests, clock, log });
+  const eventSweeper = startEventSweeper({ store: stores.events, clock, log, retentionDays: config.eventsRetentionDays });
+  if (config.webhook !== null) {
+    sender = startWebhookSender({
+      store: stores.webhooks,
+      target: config.webhook,
+      clock,
+      log,
+      timings: scaledTimings(config.webhookTimingScale),
+      onAttempt: metrics?.countDeliveryAttempt,
+    });
+    // The origin only: a path or query may carry a token of the receiver's.
+    log({ level: 'info', message: `sending events to the webhook at ${new URL(config.webhook.url).origin}` });
+  }
   log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port });
   const stop = async () => {
     sweeper.stop();
+    eventSweeper.stop();
     await server.stop(false);
+    // After the requests: their events are in the outbox by now, and go out on the next start.
+    await sender?.stop();
     db.$client.close();
   };
   return { server, stop, db, platform };

@@ -19,8 +19,11 @@ export interface CodeAttempt {
   lockout: FailureLockout;
   given: string;
   issued: string;
-  /** Counts the wrong code on the request itself (its 5th invalidates it). */
-  countWrongCode: () => Promise<unknown>;
+  /**
+   * Counts the wrong code on the request itself (its 5th invalidates it), with the events of this
+   * wrong code; `locked` says whether it just locked the user's lockout.
+   */
+  countWrongCode: (locked: boolean) => Promise<unknown>;
 }
 
 /**
@@ -34,8 +37,9 @@ export async function checkCode(attempt: CodeAttempt): Promise<void> {
     await lockout.reset(userId);
     return;
   }
-  await attempt.countWrongCode();
-  await lockout.recordFailure(userId);
+  // The lockout first, so the wrong code's events know whether it locked.
+  const { locked } = await lockout.recordFailure(userId);
+  await attempt.countWrongCode(locked);
   throw new AppError('INCORRECT_CODE');
 }
 
@@ -72,12 +76,29 @@ export async function sweepExpired(store: CodeRequestStore, nowMs: number, optio
 /** Lets pending requests (timers, sockets, promise chains) run before the next batch. */
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** The expired requests' sweep, every intervalMs (see startBatchSweeper). */
+export function startSweeper(deps: { store: CodeRequestStore; clock: Clock; log: Logger }, intervalMs = 60_000): { stop(): void } {
+  return startBatchSweeper(
+    { ...deps, what: 'expired requests', sweepBatch: (nowMs) => sweepExpired(deps.store, nowMs, { maxBatches: 1 }) },
+    intervalMs,
+  );
+}
+
+export interface BatchSweeper {
+  clock: Clock;
+  log: Logger;
+  /** Named in the log lines: "swept <what>", "sweep of <what> failed". */
+  what: string;
+  /** Deletes one batch of what is due at nowMs; answers how many rows it deleted. */
+  sweepBatch: (nowMs: number) => Promise<number>;
+}
+
 /**
  * Runs a sweep every intervalMs. Each run deletes one batch at a time and yields in between, so a
  * large backlog never keeps requests waiting; a run still going when the next tick comes is not
  * doubled. Errors are logged and the next tick tries again.
  */
-export function startSweeper(deps: { store: CodeRequestStore; clock: Clock; log: Logger }, intervalMs = 60_000): { stop(): void } {
+export function startBatchSweeper(deps: BatchSweeper, intervalMs: number): { stop(): void } {
   let stopped = false;
   let running = false;
 
@@ -88,16 +109,16 @@ export function startSweeper(deps: { store: CodeRequestStore; clock: Clock; log:
       const nowMs = deps.clock();
       let total = 0;
       for (;;) {
-        const n = await sweepExpired(deps.store, nowMs, { maxBatches: 1 });
+        const n = await deps.sweepBatch(nowMs);
         total += n;
         if (n === 0 || stopped) break;
         await yieldToRequests();
         if (stopped) break;
       }
-      if (total > 0) deps.log({ level: 'info', message: 'swept expired requests', deleted: total });
+      if (total > 0) deps.log({ level: 'info', message: `swept ${deps.what}`, deleted: total });
     } catch (error) {
       const err = error instanceof Error ? error : new Error(String(error));
-      deps.log({ level: 'error', message: 'sweep of expired requests failed', error: err.name, detail: err.message });
+      deps.log({ level: 'error', message: `sweep of ${deps.what} failed`, error: err.name, detail: err.message });
     } finally {
       running = false;
     }

@@ -1,6 +1,6 @@
 import { and, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { PgDb } from '../db/pg-client';
+import type { PgDb, PgTx } from '../db/pg-client';
 import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
 import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type WrongCodeOutcome } from './store';
 
@@ -15,8 +15,22 @@ export interface CountedPgRequests {
  * Counts one wrong code with a conditional increment and deletes the row on the 5th, in one
  * transaction; a parallel twin waits on the row lock the UPDATE takes, then sees the new count.
  */
-export function recordWrongCodePg(db: PgDb, rows: CountedPgRequests, id: string, nowSeconds: number): Promise<WrongCodeOutcome> {
+export function recordWrongCodePg(
+  db: PgDb,
+  rows: CountedPgRequests,
+  id: string,
+  nowSeconds: number,
+  alsoInTransaction: (tx: PgTx) => Promise<void> = async () => {},
+): Promise<WrongCodeOutcome> {
   return db.transaction(async (tx) => {
+    const outcome = await countWrongCode(tx, rows, id, nowSeconds);
+    await alsoInTransaction(tx);
+    return outcome;
+  });
+}
+
+async function countWrongCode(tx: PgTx, rows: CountedPgRequests, id: string, nowSeconds: number): Promise<WrongCodeOutcome> {
+  {
     const [counted] = await tx
       .update(rows.table)
       .set({ failedAttempts: sql`${rows.table.failedAttempts} + 1` } as never)
@@ -26,7 +40,7 @@ export function recordWrongCodePg(db: PgDb, rows: CountedPgRequests, id: string,
     if ((counted.attempts as number) < MAX_WRONG_CODES) return 'counted';
     await tx.delete(rows.table).where(eq(rows.key, id));
     return 'invalidated';
-  });
+  }
 }
 
 const TABLES = {

@@ -1,6 +1,6 @@
 import { getTableName, gt, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import type { Db } from '../db/client';
+import type { Db, Tx } from '../db/client';
 import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
@@ -20,11 +20,19 @@ export type WrongCodeOutcome = 'counted' | 'invalidated' | 'gone';
 
 /**
  * Counts one wrong code on a live row with a conditional increment, and deletes the row on the 5th,
- * in one transaction: parallel wrong codes can never get more than five tries. For feature stores.
+ * in one transaction: parallel wrong codes can never get more than five tries. For feature stores;
+ * `alsoInTransaction` appends the wrong code's events (they are written also when the row is gone).
  */
-export function recordWrongCode(db: Db, rows: CountedRequests, id: string, nowSeconds: number): WrongCodeOutcome {
+export function recordWrongCode(
+  db: Db,
+  rows: CountedRequests,
+  id: string,
+  nowSeconds: number,
+  alsoInTransaction: (tx: Tx) => void = () => {},
+): WrongCodeOutcome {
   const counter = sql.identifier(rows.table.failedAttempts.name);
   return db.transaction((tx) => {
+    alsoInTransaction(tx);
     // all(), not get(): on raw SQL drizzle's get() answers an array of values, not a named row.
     const [counted] = tx.all<{ attempts: number }>(
       sql`update ${rows.table} set ${counter} = ${counter} + 1

@@ -6,6 +6,8 @@ import { embeddedMigrations } from './migrations';
 import * as schema from './schema';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+/** What a synchronous `db.transaction` callback receives. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const DATABASE_FILE = 'gatehouse.db';
 

@@ -4,6 +4,7 @@ import init from '../../drizzle/0000_init.sql' with { type: 'text' };
 import userCountTriggers from '../../drizzle/0001_user_count_triggers.sql' with { type: 'text' };
 import emailVerificationExpiresIndex from '../../drizzle/0002_email_verification_expires_index.sql' with { type: 'text' };
 import passkeys from '../../drizzle/0003_passkeys.sql' with { type: 'text' };
+import eventsAndWebhookOutbox from '../../drizzle/0004_events_and_webhook_outbox.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -14,6 +15,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0001_user_count_triggers': userCountTriggers,
   '0002_email_verification_expires_index': emailVerificationExpiresIndex,
   '0003_passkeys': passkeys,
+  '0004_events_and_webhook_outbox': eventsAndWebhookOutbox,
 };
 
 export interface MigrationMeta {

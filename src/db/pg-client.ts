@@ -4,6 +4,7 @@ import { embeddedPgMigrations } from './pg-migrations';
 import * as schema from './pg-schema';
 
 export type PgDb = BunSQLDatabase<typeof schema> & { $client: SQL };
+export type PgTx = Parameters<Parameters<PgDb['transaction']>[0]>[0];
 
 export interface PostgresOptions {
   /** Connections in this instance's pool. */

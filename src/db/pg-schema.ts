@@ -129,6 +129,42 @@ export const challenges = pgTable(
   (table) => [index('challenges_expires').on(table.expiresAt), index('challenges_user').on(table.userId)],
 );
 
+/**
+ * Security events (API.md §12). Ids come from an identity, never reused; they grow in commit order
+ * because every transaction that appends events takes one advisory lock first (events/store.pg.ts).
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    time: unixSeconds('time').notNull(),
+    type: text('type').notNull(),
+    userId: text('user_id'),
+    clientIp: text('client_ip'),
+  },
+  (table) => [
+    index('events_user').on(table.userId, table.id),
+    index('events_type').on(table.type, table.id),
+    index('events_time').on(table.time),
+  ],
+);
+
+/** The webhook outbox: one row per event to send, written in the event's own transaction. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    eventId: bigint('event_id', { mode: 'number' })
+      .primaryKey()
+      .references(() => events.id, { onDelete: 'cascade' }),
+    state: text('state').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAtMs: bigint('next_attempt_at_ms', { mode: 'number' }).notNull().default(0),
+    leaseUntilMs: bigint('lease_until_ms', { mode: 'number' }).notNull().default(0),
+    leaseToken: text('lease_token'),
+  },
+  (table) => [index('webhook_deliveries_due').on(table.state, table.nextAttemptAtMs)],
+);
+
 export type UserRow = typeof users.$inferSelect;
 export type PasskeyRow = typeof passkeys.$inferSelect;
 export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;

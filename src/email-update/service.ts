@@ -1,5 +1,6 @@
 import { checkCode, newRequestTimes } from '../code-requests/service';
 import { AppError } from '../errors';
+import { draft, wrongCodeEvents } from '../events/model';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
 import { generateId, generateOneTimeCode } from '../security/random';
@@ -49,11 +50,12 @@ export function createEmailUpdateService({ store, limits, clock }: { store: Emai
           lockout: limits.emailUpdateVerify,
           given: input.code,
           issued: current.code,
-          countWrongCode: () => store.recordWrongCode(current.id, now()),
+          countWrongCode: (locked) => store.recordWrongCode(current.id, now(), wrongCodeEvents(now(), userId, locked)),
         });
         return current;
       });
-      const outcome = await store.apply(request, now());
+      // The new address is verified by this very code: email.updated says both.
+      const outcome = await store.apply(request, now(), [draft('email.updated', now(), userId)]);
       if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
       if (outcome === 'taken') throw new AppError('EMAIL_ALREADY_USED');
       return { email: request.email };

@@ -3,13 +3,14 @@ import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-req
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/pg-errors';
 import { emailUpdateRequests as requests, passwordResetRequests, users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { EmailUpdateStore } from './store';
 
 const counted: CountedPgRequests = { table: requests, key: requests.id };
 const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLivePg(requests.expiresAt, nowSeconds));
 const otherHolderOf = (email: string, userId: string) => and(eq(users.email, email), ne(users.id, userId));
 
-export function postgresEmailUpdateStore(db: PgDb): EmailUpdateStore {
+export function postgresEmailUpdateStore(db: PgDb, append: AppendEventsPg): EmailUpdateStore {
   return {
     heldByOther: async (email, userId) => (await db.select({ id: users.id }).from(users).where(otherHolderOf(email, userId))).length > 0,
     async insert(record) {
@@ -32,13 +33,13 @@ export function postgresEmailUpdateStore(db: PgDb): EmailUpdateStore {
     },
     findLive: async (id, nowSeconds) => (await db.select().from(requests).where(live(id, nowSeconds)))[0],
     deleteLive: async (id, nowSeconds) => (await db.delete(requests).where(live(id, nowSeconds)).returning({ id: requests.id })).length > 0,
-    recordWrongCode: (id, nowSeconds) => recordWrongCodePg(db, counted, id, nowSeconds),
+    recordWrongCode: (id, nowSeconds, events) => recordWrongCodePg(db, counted, id, nowSeconds, (tx) => append(tx, events)),
     /**
      * The claim (DELETE … RETURNING) makes a parallel twin wait and then find nothing. Under READ
      * COMMITTED another transaction may take the address between the check and the UPDATE; the
      * unique index catches that, and the claim then rolls back with 'taken' committed separately.
      */
-    async apply(request, nowSeconds) {
+    async apply(request, nowSeconds, events) {
       try {
         return await db.transaction(async (tx) => {
           const claimed = await tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id });
@@ -48,6 +49,7 @@ export function postgresEmailUpdateStore(db: PgDb): EmailUpdateStore {
           await tx.update(users).set({ email: request.email, emailVerified: true }).where(eq(users.id, request.userId));
           await tx.delete(requests).where(eq(requests.email, request.email));
           await tx.delete(passwordResetRequests).where(eq(passwordResetRequests.userId, request.userId));
+          await append(tx, events);
           return 'updated';
         });
       } catch (error) {

@@ -3,6 +3,8 @@ import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } 
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { emailUpdateRequests as requests, passwordResetRequests, users } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 
 export interface UpdateRequestRecord {
   id: string;
@@ -30,14 +32,15 @@ export interface EmailUpdateStore {
   findLive(id: string, nowSeconds: number): Promise<UpdateRequestRecord | undefined>;
   /** False when nothing live was there to delete. */
   deleteLive(id: string, nowSeconds: number): Promise<boolean>;
-  /** The request's own counter; the 5th wrong code deletes it. */
-  recordWrongCode(id: string, nowSeconds: number): Promise<WrongCodeOutcome>;
+  /** The request's own counter, and the wrong code's events; the 5th wrong code deletes it. */
+  recordWrongCode(id: string, nowSeconds: number, events: EventDraft[]): Promise<WrongCodeOutcome>;
   /**
    * Claims (deletes) the request so it is redeemed once; if another user took the address meanwhile,
    * stops there ('taken', the request stays invalidated); else sets the address as verified and
    * invalidates every request for that address and every reset request of the user, at once.
+   * `events` are appended only when the address was set.
    */
-  apply(request: UpdateRequestRecord, nowSeconds: number): Promise<EmailUpdateOutcome>;
+  apply(request: UpdateRequestRecord, nowSeconds: number, events: EventDraft[]): Promise<EmailUpdateOutcome>;
 }
 
 const counted: CountedRequests = { table: requests, key: requests.id };
@@ -45,7 +48,7 @@ const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLive
 const otherHolderOf = (db: Pick<Db, 'select'>, email: string, userId: string) =>
   db.select({ id: users.id }).from(users).where(and(eq(users.email, email), ne(users.id, userId))).get();
 
-export function sqliteEmailUpdateStore(db: Db): EmailUpdateStore {
+export function sqliteEmailUpdateStore(db: Db, append: AppendEvents): EmailUpdateStore {
   return {
     heldByOther: async (email, userId) => otherHolderOf(db, email, userId) !== undefined,
     async insert(record) {
@@ -69,8 +72,8 @@ export function sqliteEmailUpdateStore(db: Db): EmailUpdateStore {
     },
     findLive: async (id, nowSeconds) => db.select().from(requests).where(live(id, nowSeconds)).get(),
     deleteLive: async (id, nowSeconds) => db.delete(requests).where(live(id, nowSeconds)).returning({ id: requests.id }).get() !== undefined,
-    recordWrongCode: async (id, nowSeconds) => recordWrongCode(db, counted, id, nowSeconds),
-    async apply(request, nowSeconds) {
+    recordWrongCode: async (id, nowSeconds, events) => recordWrongCode(db, counted, id, nowSeconds, (tx) => append(tx, events)),
+    async apply(request, nowSeconds, events) {
       return db.transaction((tx) => {
         const claimed = tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id }).get();
         if (claimed === undefined) return 'gone';
@@ -78,6 +81,7 @@ export function sqliteEmailUpdateStore(db: Db): EmailUpdateStore {
         tx.update(users).set({ email: request.email, emailVerified: true }).where(eq(users.id, request.userId)).run();
         tx.delete(requests).where(eq(requests.email, request.email)).run();
         tx.delete(passwordResetRequests).where(eq(passwordResetRequests.userId, request.userId)).run();
+        append(tx, events);
         return 'updated';
       });
     },

@@ -1,5 +1,6 @@
 import { checkCode, newRequestTimes } from '../code-requests/service';
 import { AppError } from '../errors';
+import { draft, wrongCodeEvents } from '../events/model';
 import { nowSeconds, type Clock } from '../security/clock';
 import { generateOneTimeCode } from '../security/random';
 import { enforce, type RateLimits } from '../security/rate-limit';
@@ -37,9 +38,9 @@ export function createEmailVerificationService({ store, limits, clock }: { store
           lockout: limits.emailVerify,
           given: code,
           issued: pending.code,
-          countWrongCode: () => store.recordWrongCode(userId, now()),
+          countWrongCode: (locked) => store.recordWrongCode(userId, now(), wrongCodeEvents(now(), userId, locked)),
         });
-        if (!(await store.redeem(pending, now()))) throw new AppError('NOT_ALLOWED');
+        if (!(await store.redeem(pending, now(), [draft('email.verified', now(), userId)]))) throw new AppError('NOT_ALLOWED');
       }),
   };
 }

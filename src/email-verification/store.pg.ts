@@ -3,6 +3,7 @@ import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-req
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { emailVerificationRequests as requests, users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { EmailVerificationStore } from './store';
 
 /** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
@@ -11,7 +12,7 @@ const hasEmail = sql<boolean>`${users.email} is not null`;
 const counted: CountedPgRequests = { table: requests, key: requests.userId };
 const liveFor = (userId: string, nowSeconds: number) => and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds));
 
-export function postgresEmailVerificationStore(db: PgDb): EmailVerificationStore {
+export function postgresEmailVerificationStore(db: PgDb, append: AppendEventsPg): EmailVerificationStore {
   return {
     findLive: async (userId, nowSeconds) => (await db.select().from(requests).where(liveFor(userId, nowSeconds)))[0],
     async replace(record) {
@@ -26,8 +27,8 @@ export function postgresEmailVerificationStore(db: PgDb): EmailVerificationStore
     },
     deleteLive: async (userId, nowSeconds) =>
       (await db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId })).length > 0,
-    recordWrongCode: (userId, nowSeconds) => recordWrongCodePg(db, counted, userId, nowSeconds),
-    redeem: (checked, nowSeconds) =>
+    recordWrongCode: (userId, nowSeconds, events) => recordWrongCodePg(db, counted, userId, nowSeconds, (tx) => append(tx, events)),
+    redeem: (checked, nowSeconds, events) =>
       db.transaction(async (tx) => {
         const claimed = await tx
           .delete(requests)
@@ -35,6 +36,7 @@ export function postgresEmailVerificationStore(db: PgDb): EmailVerificationStore
           .returning({ userId: requests.userId });
         if (claimed.length === 0) return false;
         await tx.update(users).set({ emailVerified: hasEmail }).where(eq(users.id, checked.userId));
+        await append(tx, events);
         return true;
       }),
   };

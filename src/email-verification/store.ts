@@ -3,6 +3,8 @@ import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } 
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { emailVerificationRequests as requests, users } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 
 /** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
 const hasEmail = sql<boolean>`${users.email} is not null`;
@@ -23,19 +25,19 @@ export interface EmailVerificationStore {
   replace(record: VerificationRecord): Promise<boolean>;
   /** False when nothing live was there to delete. */
   deleteLive(userId: string, nowSeconds: number): Promise<boolean>;
-  /** The request's own counter; the 5th wrong code deletes it. */
-  recordWrongCode(userId: string, nowSeconds: number): Promise<WrongCodeOutcome>;
+  /** The request's own counter, and the wrong code's events; the 5th wrong code deletes it. */
+  recordWrongCode(userId: string, nowSeconds: number, events: EventDraft[]): Promise<WrongCodeOutcome>;
   /**
    * Deletes the very request whose code was checked and marks the user's email verified, at once.
    * False when it was already redeemed, replaced or expired: a code works once.
    */
-  redeem(checked: VerificationRecord, nowSeconds: number): Promise<boolean>;
+  redeem(checked: VerificationRecord, nowSeconds: number, events: EventDraft[]): Promise<boolean>;
 }
 
 const counted: CountedRequests = { table: requests, key: requests.userId };
 const liveFor = (userId: string, nowSeconds: number) => and(eq(requests.userId, userId), isLive(requests.expiresAt, nowSeconds));
 
-export function sqliteEmailVerificationStore(db: Db): EmailVerificationStore {
+export function sqliteEmailVerificationStore(db: Db, append: AppendEvents): EmailVerificationStore {
   return {
     findLive: async (userId, nowSeconds) => db.select().from(requests).where(liveFor(userId, nowSeconds)).get(),
     async replace(record) {
@@ -50,8 +52,8 @@ export function sqliteEmailVerificationStore(db: Db): EmailVerificationStore {
     },
     deleteLive: async (userId, nowSeconds) =>
       db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId }).get() !== undefined,
-    recordWrongCode: async (userId, nowSeconds) => recordWrongCode(db, counted, userId, nowSeconds),
-    async redeem(checked, nowSeconds) {
+    recordWrongCode: async (userId, nowSeconds, events) => recordWrongCode(db, counted, userId, nowSeconds, (tx) => append(tx, events)),
+    async redeem(checked, nowSeconds, events) {
       return db.transaction((tx) => {
         const claimed = tx
           .delete(requests)
@@ -60,6 +62,7 @@ export function sqliteEmailVerificationStore(db: Db): EmailVerificationStore {
           .get();
         if (claimed === undefined) return false;
         tx.update(users).set({ emailVerified: hasEmail }).where(eq(users.id, checked.userId)).run();
+        append(tx, events);
         return true;
       });
     },

@@ -29,6 +29,8 @@ const DOCS_TAGS = [
   { name: 'Email update', description: "Change a user's email address" },
   { name: 'Two-factor', description: 'TOTP and the recovery code' },
   { name: 'Passkeys', description: 'WebAuthn: register passkeys, log in without a password, or use one as the second factor' },
+  { name: 'Events', description: 'Security events, oldest first, to read on from the last one seen' },
+  { name: 'Metrics', description: 'Prometheus metrics of the running server' },
 ];
 
 /** `GET /docs` (Swagger UI) and `GET /docs/json` (OpenAPI document), both without the credential. */

@@ -3,6 +3,7 @@ import type { ErrorCode } from '../errors';
 import { errorResponse } from './responses';
 import { MAX_BODY_BYTES } from './conventions';
 import { type Logger, setRequestId } from './log';
+import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
 
 /** Request ids only need to be unique, not secret: a random per-process prefix and a counter. */
@@ -49,7 +50,10 @@ export function createRequestHandler(options: {
   log: Logger;
   route: (request: Request) => Promise<Response> | Response;
   docs: boolean;
+  /** Told every answered request, with the template of the route it reached (undefined: none). */
+  observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
 }): (request: Request) => Promise<Response> {
+  const observe = options.observe;
   const secretDigest = sha256(options.secret);
   const isAuthorized = (header: string | null) =>
     header !== null && timingSafeEqual(sha256(header), secretDigest);
@@ -70,14 +74,10 @@ export function createRequestHandler(options: {
     } else {
       response = await options.route(request);
     }
+    const ms = performance.now() - started;
+    observe?.(request.method, routeTemplateOf(request), response.status, ms / 1000);
     // Only the path: query strings may carry an email_query.
-    options.log({
-      request_id: requestId,
-      method: request.method,
-      path,
-      status: response.status,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-    });
+    options.log({ request_id: requestId, method: request.method, path, status: response.status, ms: Math.round(ms * 100) / 100 });
     return response;
   };
 }

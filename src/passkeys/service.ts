@@ -1,4 +1,6 @@
 import { AppError } from '../errors';
+import { draft, type EventDraft } from '../events/model';
+import type { EventStore } from '../events/store';
 import type { Logger } from '../http/log';
 import { countFailedLogin, guardLogin } from '../passwords/service';
 import { nowSeconds, type Clock } from '../security/clock';
@@ -29,25 +31,19 @@ export interface PasskeysDeps {
   limits: RateLimits;
   clock: Clock;
   log: Logger;
+  events: EventStore;
   /** Null when no RP id is configured: every passkey endpoint then answers NOT_ALLOWED. */
   relyingParty: RelyingParty | null;
 }
 
 type Purpose = 'login' | 'second_factor';
 /** A relayed `navigator.credentials.get()` answer; its shape beyond `id` is the library's to judge. */
-interface Assertion {
-  id: string;
-  response: { userHandle?: string | null };
-}
-interface CheckedAssertion {
-  passkey: PasskeyRecord;
-  counter: number;
-  backedUp: boolean;
-}
+type Assertion = { id: string; response: { userHandle?: string | null } };
+type CheckedAssertion = { passkey: PasskeyRecord; counter: number; backedUp: boolean };
 
 const refs = (list: PasskeyRecord[]) => list.map((passkey) => ({ id: passkey.credentialId, transports: passkey.transports }));
 
-export function createPasskeysService({ store, users, limits, clock, log, relyingParty }: PasskeysDeps) {
+export function createPasskeysService({ store, users, limits, clock, log, events, relyingParty }: PasskeysDeps) {
   const rp = (): RelyingParty => {
     if (relyingParty === null) throw new AppError('NOT_ALLOWED');
     return relyingParty;
@@ -68,15 +64,20 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
     return id;
   }
 
-  async function refuse(reason: string, count: () => Promise<void>): Promise<never> {
+  /** Counts a failure toward its limit; answers the events of a lock it started. */
+  type CountFailure = () => Promise<EventDraft[]>;
+  const noLimit: CountFailure = async () => [];
+
+  async function refuse(reason: string, count: CountFailure): Promise<never> {
     log({ level: 'info', message: 'passkey verification failed', reason });
-    await count();
+    await events.append(await count());
     throw new AppError('PASSKEY_VERIFICATION_FAILED');
   }
 
   /** A failed verification still uses the challenge up; a parallel twin that took it first decides. */
-  async function failed(challengeId: string, reason: string, count: () => Promise<void>): Promise<never> {
-    if (!(await store.consumeChallenge(challengeId, nowSeconds(clock)))) throw new AppError('INVALID_REQUEST');
+  async function failed(challenge: ChallengeRecord, reason: string, count: CountFailure, clientIp: string | null = null): Promise<never> {
+    const failure = [draft('passkey.failed', nowSeconds(clock), challenge.userId, clientIp)];
+    if (!(await store.consumeChallenge(challenge.id, nowSeconds(clock), failure))) throw new AppError('INVALID_REQUEST');
     return refuse(reason, count);
   }
 
@@ -92,9 +93,12 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
   }
 
   /** Consumes the challenge and records the use in one unit; counts the failure when the counter went stale meanwhile. */
-  async function recordUse(challengeId: string, checked: CheckedAssertion, count: () => Promise<void>): Promise<void> {
-    const use = { passkeyId: checked.passkey.id, counter: checked.counter, backedUp: checked.backedUp, nowSeconds: nowSeconds(clock) };
-    const outcome = await store.use(challengeId, use);
+  async function recordUse(challengeId: string, checked: CheckedAssertion, count: CountFailure, clientIp: string | null = null): Promise<void> {
+    const now = nowSeconds(clock);
+    const use = { passkeyId: checked.passkey.id, counter: checked.counter, backedUp: checked.backedUp, nowSeconds: now };
+    const outcome = await store.use(challengeId, use, (result) => [
+      draft(result === 'used' ? 'passkey.used' : 'passkey.failed', now, checked.passkey.userId, clientIp),
+    ]);
     if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
     if (outcome === 'stale') await refuse('sign counter moved during the verification', count);
   }
@@ -116,7 +120,7 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
 
     async delete(userId: string, passkeyId: string): Promise<void> {
       rp();
-      if (!(await store.delete(userId, passkeyId))) throw new AppError('NOT_FOUND');
+      if (!(await store.delete(userId, passkeyId, [draft('passkey.removed', nowSeconds(clock), userId)]))) throw new AppError('NOT_FOUND');
     },
 
     async registrationOptions(user: UserRecord, userVerification: UserVerification = 'preferred'): Promise<RegistrationOptionsView> {
@@ -132,7 +136,7 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
       const party = rp();
       const challenge = await boundChallenge(input.challengeId, 'registration', null, user.id);
       const verdict = await verifyRegistration(party, challenge, input.response);
-      if (!verdict.ok) return failed(challenge.id, verdict.reason, async () => {});
+      if (!verdict.ok) return failed(challenge, verdict.reason, noLimit);
       const credential = verdict.value;
       const record: PasskeyRecord = {
         id: generateId(),
@@ -146,7 +150,8 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
         createdAt: nowSeconds(clock),
         lastUsedAt: null,
       };
-      const outcome = await store.register(challenge.id, nowSeconds(clock), record, MAX_PASSKEYS_PER_USER);
+      const registered = [draft('passkey.registered', record.createdAt, user.id)];
+      const outcome = await store.register(challenge.id, nowSeconds(clock), record, MAX_PASSKEYS_PER_USER, registered);
       if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
       if (outcome === 'full') throw new AppError('NOT_ALLOWED');
       if (outcome === 'duplicate') throw new AppError('PASSKEY_ALREADY_REGISTERED');
@@ -178,11 +183,12 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
     async authenticate(input: { challengeId: string; response: Assertion; clientIp: string | null }): Promise<UserView> {
       rp();
       const challenge = await boundChallenge(input.challengeId, 'authentication', 'login');
-      const countFailure = () => countFailedLogin(limits, input.clientIp);
+      const countFailure: CountFailure = async () =>
+        (await countFailedLogin(limits, input.clientIp)) ? [draft('address.blocked', nowSeconds(clock), challenge.userId, input.clientIp)] : [];
       return guardLogin(limits, input.clientIp, async () => {
         const checked = await checkAssertion(challenge, input.response, challenge.userId);
-        if (!checked.ok) return failed(challenge.id, checked.reason, countFailure);
-        await recordUse(challenge.id, checked.value, countFailure);
+        if (!checked.ok) return failed(challenge, checked.reason, countFailure, input.clientIp);
+        await recordUse(challenge.id, checked.value, countFailure, input.clientIp);
         const view = await users.findView(checked.value.passkey.userId);
         if (view === undefined) throw new AppError('PASSKEY_VERIFICATION_FAILED');
         return view;
@@ -194,11 +200,12 @@ export function createPasskeysService({ store, users, limits, clock, log, relyin
       rp();
       const challenge = await boundChallenge(input.challengeId, 'authentication', 'second_factor', userId);
       const lockout = limits.passkeyVerify;
-      const countFailure = () => lockout.recordFailure(userId);
+      const countFailure: CountFailure = async () =>
+        (await lockout.recordFailure(userId)).locked ? [draft('second_factor.locked', nowSeconds(clock), userId)] : [];
       return limits.serial.run(`passkey:${userId}`, async () => {
         enforce(await lockout.check(userId));
         const checked = await checkAssertion(challenge, input.response, userId);
-        if (!checked.ok) return failed(challenge.id, checked.reason, countFailure);
+        if (!checked.ok) return failed(challenge, checked.reason, countFailure);
         await recordUse(challenge.id, checked.value, countFailure);
         await lockout.reset(userId);
       });

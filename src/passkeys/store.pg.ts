@@ -2,6 +2,7 @@ import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { challenges, passkeys, users, type PasskeyRow } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { ChallengeRecord, PasskeyRecord, PasskeyStore, RegisterOutcome, UseOutcome } from './store';
 
 const toRecord = (row: PasskeyRow): PasskeyRecord => ({ ...row, transports: row.transports === '' ? [] : row.transports.split(',') });
@@ -10,7 +11,7 @@ const ofUser = (userId: string, passkeyId: string) => and(eq(passkeys.id, passke
 const liveChallenge = (id: string, nowSeconds: number) => and(eq(challenges.id, id), gt(challenges.expiresAt, nowSeconds));
 
 /** The PostgreSQL twin of sqlitePasskeyStore: each unit one conditional statement or one short transaction. */
-export function postgresPasskeyStore(db: PgDb): PasskeyStore {
+export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyStore {
   const byCredentialId = db.select().from(passkeys).where(eq(passkeys.credentialId, sql.placeholder('credentialId'))).prepare('passkey_by_credential');
   const consume = (tx: Pick<PgDb, 'delete'>, id: string, now: number) =>
     tx.delete(challenges).where(liveChallenge(id, now)).returning({ id: challenges.id });
@@ -30,7 +31,12 @@ export function postgresPasskeyStore(db: PgDb): PasskeyStore {
       const [row] = await db.update(passkeys).set({ name }).where(ofUser(userId, passkeyId)).returning();
       return row && toRecord(row);
     },
-    delete: async (userId, passkeyId) => (await db.delete(passkeys).where(ofUser(userId, passkeyId)).returning({ id: passkeys.id })).length > 0,
+    delete: (userId, passkeyId, events) =>
+      db.transaction(async (tx) => {
+        const deleted = await tx.delete(passkeys).where(ofUser(userId, passkeyId)).returning({ id: passkeys.id });
+        if (deleted.length > 0) await append(tx, events);
+        return deleted.length > 0;
+      }),
     async insertChallenge(record: ChallengeRecord) {
       try {
         await db.insert(challenges).values(record);
@@ -41,13 +47,18 @@ export function postgresPasskeyStore(db: PgDb): PasskeyStore {
       }
     },
     findLiveChallenge: async (id, now) => (await db.select().from(challenges).where(liveChallenge(id, now)))[0],
-    consumeChallenge: async (id, now) => (await consume(db, id, now)).length > 0,
+    consumeChallenge: (id, now, events) =>
+      db.transaction(async (tx) => {
+        if ((await consume(tx, id, now)).length === 0) return false;
+        await append(tx, events);
+        return true;
+      }),
     /**
      * The user's row lock makes parallel registrations of one user count one after another, so the
      * limit holds; ON CONFLICT DO NOTHING reports a registered credential id without aborting the
      * transaction, so the challenge stays consumed as the SQLite store leaves it.
      */
-    register: (challengeId, now, passkey, maxPerUser) =>
+    register: (challengeId, now, passkey, maxPerUser, events) =>
       db.transaction(async (tx): Promise<RegisterOutcome> => {
         if ((await consume(tx, challengeId, now)).length === 0) return 'gone';
         const owner = await tx.select({ id: users.id }).from(users).where(eq(users.id, passkey.userId)).for('update');
@@ -55,9 +66,11 @@ export function postgresPasskeyStore(db: PgDb): PasskeyStore {
         const [held] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, passkey.userId));
         if ((held?.n ?? 0) >= maxPerUser) return 'full';
         const inserted = await tx.insert(passkeys).values(toRow(passkey)).onConflictDoNothing({ target: passkeys.credentialId }).returning({ id: passkeys.id });
-        return inserted.length === 0 ? 'duplicate' : 'registered';
+        if (inserted.length === 0) return 'duplicate';
+        await append(tx, events);
+        return 'registered';
       }),
-    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }) =>
+    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events) =>
       db.transaction(async (tx): Promise<UseOutcome> => {
         if ((await consume(tx, challengeId, now)).length === 0) return 'gone';
         // The library's counter rule again, against the counter as it is now (the UPDATE waits on a parallel use).
@@ -66,7 +79,9 @@ export function postgresPasskeyStore(db: PgDb): PasskeyStore {
           .set({ counter, backedUp, lastUsedAt: now })
           .where(and(eq(passkeys.id, passkeyId), sql`(${passkeys.counter} < ${counter} or (${passkeys.counter} = 0 and ${counter} = 0))`))
           .returning({ id: passkeys.id });
-        return updated.length === 0 ? 'stale' : 'used';
+        const outcome = updated.length === 0 ? 'stale' : 'used';
+        await append(tx, events(outcome));
+        return outcome;
       }),
   };
 }

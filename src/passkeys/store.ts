@@ -1,8 +1,10 @@
 import { and, asc, count, eq, getTableColumns, gt, sql } from 'drizzle-orm';
-import type { Db } from '../db/client';
+import type { Db, Tx } from '../db/client';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/constraints';
 import { groupCommit } from '../db/group-commit';
 import { challenges, passkeys, type PasskeyRow } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 
 export interface PasskeyRecord {
   id: string;
@@ -53,24 +55,24 @@ export interface PasskeyStore {
   /** The renamed passkey, or undefined when it is gone. */
   rename(userId: string, passkeyId: string, name: string): Promise<PasskeyRecord | undefined>;
   /** False when there was none. */
-  delete(userId: string, passkeyId: string): Promise<boolean>;
+  delete(userId: string, passkeyId: string, events: EventDraft[]): Promise<boolean>;
   /** False when the user no longer exists. */
   insertChallenge(record: ChallengeRecord): Promise<boolean>;
   /** A challenge that has not expired (`expires_at > now`), whatever its binding. */
   findLiveChallenge(id: string, nowSeconds: number): Promise<ChallengeRecord | undefined>;
   /** Consumes a live challenge after a failed verification; false when it was already gone. */
-  consumeChallenge(id: string, nowSeconds: number): Promise<boolean>;
+  consumeChallenge(id: string, nowSeconds: number, events: EventDraft[]): Promise<boolean>;
   /**
    * Consumes the challenge and, if that succeeded, inserts the passkey unless the user already has
    * `maxPerUser` or the credential id is registered (to anyone): the challenge stays consumed.
    */
-  register(challengeId: string, nowSeconds: number, passkey: PasskeyRecord, maxPerUser: number): Promise<RegisterOutcome>;
+  register(challengeId: string, nowSeconds: number, passkey: PasskeyRecord, maxPerUser: number, events: EventDraft[]): Promise<RegisterOutcome>;
   /**
    * Consumes the challenge and, if that succeeded, records the use on the passkey, provided the
    * counter still increases over the stored one (or both are 0): a parallel use may have moved it
    * since the verification read it. 'stale' (also when the passkey is gone) keeps the challenge consumed.
    */
-  use(challengeId: string, use: PasskeyUse): Promise<UseOutcome>;
+  use(challengeId: string, use: PasskeyUse, events: (outcome: 'used' | 'stale') => EventDraft[]): Promise<UseOutcome>;
 }
 
 const toRecord = (row: PasskeyRow): PasskeyRecord => ({ ...row, transports: row.transports === '' ? [] : row.transports.split(',') });
@@ -99,7 +101,9 @@ function prepare(db: Db) {
   };
 }
 
-export function sqlitePasskeyStore(db: Db): PasskeyStore {
+export function sqlitePasskeyStore(db: Db, append: AppendEvents): PasskeyStore {
+  // Group-commit units run on the same connection inside the batch's transaction.
+  const tx = db as unknown as Tx;
   const statements = prepare(db);
   const consume = (id: string, now: number) => statements.consume.get({ id, now }) !== undefined;
   // The writes of every login (a challenge, then its use) share commits with their neighbours.
@@ -120,7 +124,12 @@ export function sqlitePasskeyStore(db: Db): PasskeyStore {
       const row = db.update(passkeys).set({ name }).where(ofUser(userId, passkeyId)).returning().get();
       return row && toRecord(row);
     },
-    delete: async (userId, passkeyId) => db.delete(passkeys).where(ofUser(userId, passkeyId)).returning({ id: passkeys.id }).get() !== undefined,
+    delete: async (userId, passkeyId, events) =>
+      db.transaction((t) => {
+        const deleted = t.delete(passkeys).where(ofUser(userId, passkeyId)).returning({ id: passkeys.id }).get() !== undefined;
+        if (deleted) append(t, events);
+        return deleted;
+      }),
     insertChallenge: (record) =>
       commit(() => {
         try {
@@ -132,28 +141,36 @@ export function sqlitePasskeyStore(db: Db): PasskeyStore {
         }
       }),
     findLiveChallenge: async (id, now) => statements.findChallenge.get({ id, now }),
-    consumeChallenge: (id, now) => commit(() => consume(id, now)),
-    async register(challengeId, now, passkey, maxPerUser) {
+    consumeChallenge: (id, now, events) =>
+      commit(() => {
+        if (!consume(id, now)) return false;
+        append(tx, events);
+        return true;
+      }),
+    async register(challengeId, now, passkey, maxPerUser, events) {
       return db.transaction((tx): RegisterOutcome => {
         if (!consume(challengeId, now)) return 'gone';
         const held = tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, passkey.userId)).get()?.n ?? 0;
         if (held >= maxPerUser) return 'full';
         try {
           tx.insert(passkeys).values(toRow(passkey)).run();
-          return 'registered';
         } catch (error) {
           // SQLite undoes only the failed statement: the challenge stays consumed.
           if (isUniqueViolation(error)) return 'duplicate';
           if (isForeignKeyViolation(error)) return 'gone';
           throw error;
         }
+        append(tx, events);
+        return 'registered';
       });
     },
-    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }) =>
+    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events) =>
       commit((): UseOutcome => {
         if (!consume(challengeId, now)) return 'gone';
         const updated = statements.recordUse.get({ id: passkeyId, counter, backedUp: backedUp ? 1 : 0, now });
-        return updated === undefined ? 'stale' : 'used';
+        const outcome = updated === undefined ? 'stale' : 'used';
+        append(tx, events(outcome));
+        return outcome;
       }),
   };
 }

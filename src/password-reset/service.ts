@@ -1,5 +1,6 @@
 import { newRequestTimes } from '../code-requests/service';
 import { AppError } from '../errors';
+import { draft } from '../events/model';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
 import { nowSeconds, type Clock } from '../security/clock';
 import { constantTimeEqual, normalizeCode, sha256Hex } from '../security/digest';
@@ -54,11 +55,14 @@ export function createPasswordResetService({ store, hasher, breach, limits, cloc
      * store's atomic redemption, which checks again that the request is still live.
      */
     async resetPassword(input: { requestId: string; password: string; clientIp: string | null }): Promise<void> {
-      if ((await store.findLive(input.requestId, now())) === undefined) throw new AppError('INVALID_REQUEST');
+      const request = await store.findLive(input.requestId, now());
+      if (request === undefined) throw new AppError('INVALID_REQUEST');
       await spendAddressToken(limits, input.clientIp);
       await rejectBreached(breach, input.password);
       const passwordHash = await hasher.hash(input.password);
-      if (!(await store.redeem(input.requestId, now(), passwordHash))) throw new AppError('INVALID_REQUEST');
+      // The reset also marks the email verified (seed-spec, States): that is part of password.reset.
+      const reset = [draft('password.reset', now(), request.userId, input.clientIp)];
+      if (!(await store.redeem(input.requestId, now(), passwordHash, reset))) throw new AppError('INVALID_REQUEST');
     },
   };
 }

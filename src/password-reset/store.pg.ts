@@ -3,6 +3,7 @@ import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-req
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { passwordResetRequests as resets, users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { PasswordResetStore } from './store';
 
 /** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
@@ -11,7 +12,7 @@ const hasEmail = sql<boolean>`${users.email} is not null`;
 const counted: CountedPgRequests = { table: resets, key: resets.id };
 const live = (nowSeconds: number) => isLivePg(resets.expiresAt, nowSeconds);
 
-export function postgresPasswordResetStore(db: PgDb): PasswordResetStore {
+export function postgresPasswordResetStore(db: PgDb, append: AppendEventsPg): PasswordResetStore {
   return {
     async insert(record) {
       try {
@@ -37,12 +38,13 @@ export function postgresPasswordResetStore(db: PgDb): PasswordResetStore {
     },
     recordWrongCode: (id, nowSeconds) => recordWrongCodePg(db, counted, id, nowSeconds),
     // The DELETE … RETURNING claims the row: a parallel twin waits on it, then finds nothing to delete.
-    redeem: (id, nowSeconds, passwordHash) =>
+    redeem: (id, nowSeconds, passwordHash, events) =>
       db.transaction(async (tx) => {
         const [request] = await tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId });
         if (request === undefined) return false;
         await tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId));
         await tx.delete(resets).where(eq(resets.userId, request.userId));
+        await append(tx, events);
         return true;
       }),
   };

@@ -3,6 +3,8 @@ import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } 
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { passwordResetRequests as resets, users } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 
 /** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
 const hasEmail = sql<boolean>`${users.email} is not null`;
@@ -35,13 +37,13 @@ export interface PasswordResetStore {
    * Consumes the request, sets the password (and marks a stored email verified) and invalidates the
    * user's other requests, at once: of parallel redemptions exactly one finds the request. False when gone.
    */
-  redeem(id: string, nowSeconds: number, passwordHash: string): Promise<boolean>;
+  redeem(id: string, nowSeconds: number, passwordHash: string, events: EventDraft[]): Promise<boolean>;
 }
 
 const counted: CountedRequests = { table: resets, key: resets.id };
 const live = (nowSeconds: number) => isLive(resets.expiresAt, nowSeconds);
 
-export function sqlitePasswordResetStore(db: Db): PasswordResetStore {
+export function sqlitePasswordResetStore(db: Db, append: AppendEvents): PasswordResetStore {
   return {
     async insert(record) {
       try {
@@ -66,12 +68,13 @@ export function sqlitePasswordResetStore(db: Db): PasswordResetStore {
       return row !== undefined;
     },
     recordWrongCode: async (id, nowSeconds) => recordWrongCode(db, counted, id, nowSeconds),
-    async redeem(id, nowSeconds, passwordHash) {
+    async redeem(id, nowSeconds, passwordHash, events) {
       return db.transaction((tx) => {
         const request = tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId }).get();
         if (request === undefined) return false;
         tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId)).run();
         tx.delete(resets).where(eq(resets.userId, request.userId)).run();
+        append(tx, events);
         return true;
       });
     },

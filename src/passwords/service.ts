@@ -1,6 +1,9 @@
 import { AppError } from '../errors';
+import { draft } from '../events/model';
+import type { EventStore } from '../events/store';
 import { addressKey } from '../security/address-key';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
 import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
 import type { RateLimits } from '../security/rate-limit';
@@ -14,6 +17,8 @@ export interface PasswordsDeps {
   hasher: PasswordHasher;
   breach: BreachChecker;
   limits: RateLimits;
+  events: EventStore;
+  clock: Clock;
 }
 
 /**
@@ -34,19 +39,29 @@ export function guardLogin<T>(limits: RateLimits, clientIp: string | null, check
   });
 }
 
-/** Only failed logins count toward the block, and a success does not clear it (API.md §9). */
-export async function countFailedLogin(limits: RateLimits, clientIp: string | null): Promise<void> {
-  if (clientIp !== null) await limits.loginBlock.recordFailure(addressKey(clientIp));
+/**
+ * Only failed logins count toward the block, and a success does not clear it (API.md §9). True when
+ * this failure started the block.
+ */
+export async function countFailedLogin(limits: RateLimits, clientIp: string | null): Promise<boolean> {
+  return clientIp !== null && (await limits.loginBlock.recordFailure(addressKey(clientIp))).locked;
 }
 
 /** The one home of password checking: the address's limits, the login block, the hash comparison. */
-export function createPasswordsService({ store, users, hasher, breach, limits }: PasswordsDeps) {
+export function createPasswordsService({ store, users, hasher, breach, limits, events, clock }: PasswordsDeps) {
   const guarded = <T>(clientIp: string | null, check: () => Promise<T>): Promise<T> => guardLogin(limits, clientIp, check);
-  const countIncorrect = (clientIp: string | null) => countFailedLogin(limits, clientIp);
+
+  /** `userId` is null for an unknown email: the attempt is still an event, with no user. */
+  const countIncorrect = async (userId: string | null, clientIp: string | null) => {
+    const blocked = await countFailedLogin(limits, clientIp);
+    const time = nowSeconds(clock);
+    const incorrect = draft('password.incorrect', time, userId, clientIp);
+    await events.append(blocked ? [incorrect, draft('address.blocked', time, userId, clientIp)] : [incorrect]);
+  };
 
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
     if (await hasher.verify(password, user.passwordHash)) return;
-    await countIncorrect(clientIp);
+    await countIncorrect(user.id, clientIp);
     throw new AppError('INCORRECT_PASSWORD');
   };
 
@@ -57,7 +72,7 @@ export function createPasswordsService({ store, users, hasher, breach, limits }:
         if (user === undefined) {
           // The same work as a wrong password, so timing does not reveal which emails exist.
           await hasher.verify(input.password, await dummyPasswordHash());
-          await countIncorrect(input.clientIp);
+          await countIncorrect(null, input.clientIp);
           throw new AppError('NOT_FOUND');
         }
         await checkPassword(user, input.password, input.clientIp);
@@ -75,7 +90,8 @@ export function createPasswordsService({ store, users, hasher, breach, limits }:
         await rejectBreached(breach, input.newPassword);
         await checkPassword(user, input.password, input.clientIp);
         const passwordHash = await hasher.hash(input.newPassword);
-        if (!(await store.setHash(user.id, passwordHash))) throw new AppError('NOT_FOUND');
+        const updated = [draft('password.updated', nowSeconds(clock), user.id, input.clientIp)];
+        if (!(await store.setHash(user.id, passwordHash, updated))) throw new AppError('NOT_FOUND');
       }),
   };
 }

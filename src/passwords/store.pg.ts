@@ -1,13 +1,16 @@
 import { eq } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { PasswordStore } from './store';
 
-export function postgresPasswordStore(db: PgDb): PasswordStore {
+export function postgresPasswordStore(db: PgDb, append: AppendEventsPg): PasswordStore {
   return {
-    async setHash(userId, passwordHash) {
-      const rows = await db.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id });
-      return rows.length > 0;
-    },
+    setHash: (userId, passwordHash, events) =>
+      db.transaction(async (tx) => {
+        const rows = await tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id });
+        if (rows.length > 0) await append(tx, events);
+        return rows.length > 0;
+      }),
   };
 }

@@ -1,18 +1,23 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { users } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 
 /** Each method is one atomic unit (API.md §1, Atomicity). */
 export interface PasswordStore {
   /** False when the user no longer exists (deleted while the hash was computed). */
-  setHash(userId: string, passwordHash: string): Promise<boolean>;
+  setHash(userId: string, passwordHash: string, events: EventDraft[]): Promise<boolean>;
 }
 
-export function sqlitePasswordStore(db: Db): PasswordStore {
+export function sqlitePasswordStore(db: Db, append: AppendEvents): PasswordStore {
   return {
-    async setHash(userId, passwordHash) {
-      const row = db.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id }).get();
-      return row !== undefined;
+    async setHash(userId, passwordHash, events) {
+      return db.transaction((tx) => {
+        const row = tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id }).get();
+        if (row !== undefined) append(tx, events);
+        return row !== undefined;
+      });
     },
   };
 }

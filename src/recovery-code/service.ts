@@ -1,4 +1,7 @@
 import { AppError } from '../errors';
+import { draft, wrongCodeEvents } from '../events/model';
+import type { EventStore } from '../events/store';
+import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeCode } from '../security/digest';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateRecoveryCode } from '../security/random';
@@ -13,11 +16,20 @@ export async function newRecoveryCode(hasher: PasswordHasher): Promise<{ code: s
   return { code, hash: await hasher.hash(code) };
 }
 
-export function createRecoveryCodeService({ store, hasher, limits }: { store: RecoveryCodeStore; hasher: PasswordHasher; limits: RateLimits }) {
+export interface RecoveryCodeDeps {
+  store: RecoveryCodeStore;
+  hasher: PasswordHasher;
+  limits: RateLimits;
+  events: EventStore;
+  clock: Clock;
+}
+
+export function createRecoveryCodeService({ store, hasher, limits, events, clock }: RecoveryCodeDeps) {
+  const now = () => nowSeconds(clock);
   return {
     async regenerate(user: UserRecord): Promise<RecoveryCodeView> {
       const next = await newRecoveryCode(hasher);
-      if (!(await store.replace(user.id, next.hash))) throw new AppError('NOT_FOUND');
+      if (!(await store.replace(user.id, next.hash, [draft('recovery_code.regenerated', now(), user.id)]))) throw new AppError('NOT_FOUND');
       return { recovery_code: next.code };
     },
 
@@ -29,12 +41,18 @@ export function createRecoveryCodeService({ store, hasher, limits }: { store: Re
         // argon2 verification takes the same time whether or not the code matches.
         const verifiedHash = user.recoveryCodeHash;
         if (!(await hasher.verify(normalizeCode(recoveryCode), verifiedHash))) {
-          await lockout.recordFailure(user.id);
+          const { locked } = await lockout.recordFailure(user.id);
+          await events.append(wrongCodeEvents(now(), user.id, locked));
           throw new AppError('INCORRECT_CODE');
         }
         await lockout.reset(user.id);
         const next = await newRecoveryCode(hasher);
-        const outcome = await store.redeem(user.id, verifiedHash, next.hash);
+        // The code is rotated as part of its use: recovery_code.used says both.
+        const used = (removedTotp: boolean) => [
+          draft('recovery_code.used', now(), user.id),
+          ...(removedTotp ? [draft('totp.removed', now(), user.id)] : []),
+        ];
+        const outcome = await store.redeem(user.id, verifiedHash, next.hash, used);
         // Another request redeemed or rotated this code meanwhile, or the user was deleted.
         if (outcome === 'user_gone') throw new AppError('NOT_FOUND');
         if (outcome === 'code_changed') throw new AppError('INCORRECT_CODE');

@@ -1,16 +1,19 @@
 import { and, eq } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { totpCredentials, users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { RecoveryCodeStore } from './store';
 
-export function postgresRecoveryCodeStore(db: PgDb): RecoveryCodeStore {
+export function postgresRecoveryCodeStore(db: PgDb, append: AppendEventsPg): RecoveryCodeStore {
   return {
-    async replace(userId, newHash) {
-      const rows = await db.update(users).set({ recoveryCodeHash: newHash }).where(eq(users.id, userId)).returning({ id: users.id });
-      return rows.length > 0;
-    },
+    replace: (userId, newHash, events) =>
+      db.transaction(async (tx) => {
+        const rows = await tx.update(users).set({ recoveryCodeHash: newHash }).where(eq(users.id, userId)).returning({ id: users.id });
+        if (rows.length > 0) await append(tx, events);
+        return rows.length > 0;
+      }),
     // The conditional UPDATE takes the user's row lock: a parallel twin waits, then finds the hash changed.
-    redeem: (userId, verifiedHash, newHash) =>
+    redeem: (userId, verifiedHash, newHash, events) =>
       db.transaction(async (tx) => {
         const swapped = await tx
           .update(users)
@@ -21,7 +24,8 @@ export function postgresRecoveryCodeStore(db: PgDb): RecoveryCodeStore {
           const exists = await tx.select({ id: users.id }).from(users).where(eq(users.id, userId));
           return exists.length === 0 ? 'user_gone' : 'code_changed';
         }
-        await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId));
+        const removed = await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId });
+        await append(tx, events(removed.length > 0));
         return 'redeemed';
       }),
   };

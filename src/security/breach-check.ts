@@ -3,6 +3,9 @@ import { BoundedMap } from './bounded-map';
 import commonPasswordsText from './common-passwords.txt' with { type: 'text' };
 
 export type BreachMode = 'online' | 'offline' | 'off';
+/** Where an answer came from: the Pwned Passwords API, the verdict cache, or the bundled list (offline mode, or the API unreachable). */
+export type BreachAnswerSource = 'api' | 'cache' | 'fallback_list';
+export const BREACH_ANSWER_SOURCES: readonly BreachAnswerSource[] = ['api', 'cache', 'fallback_list'];
 
 export interface BreachChecker {
   isBreached(password: string): Promise<boolean>;
@@ -14,6 +17,8 @@ export interface BreachCheckOptions {
   timeoutMs?: number;
   log?: (message: string) => void;
   fetch?: typeof fetch;
+  /** Told the source of every answer (for the metrics). */
+  onAnswer?: (source: BreachAnswerSource) => void;
 }
 
 export const DEFAULT_PWNED_API_URL = 'https://api.pwnedpasswords.com';
@@ -37,8 +42,15 @@ export function createBreachChecker(options: BreachCheckOptions): BreachChecker 
   switch (options.mode) {
     case 'off':
       return { isBreached: async () => false };
-    case 'offline':
-      return { isBreached: async (password) => isCommonPassword(password) };
+    case 'offline': {
+      const onAnswer = options.onAnswer ?? (() => {});
+      return {
+        isBreached: async (password) => {
+          onAnswer('fallback_list');
+          return isCommonPassword(password);
+        },
+      };
+    }
     case 'online':
       return createOnlineChecker(options);
   }
@@ -51,6 +63,7 @@ function createOnlineChecker(options: BreachCheckOptions): BreachChecker {
   const baseUrl = options.apiBaseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const log = options.log ?? ((message: string) => console.warn(message));
+  const onAnswer = options.onAnswer ?? (() => {});
   const verdicts = new BoundedMap<boolean>(MAX_CACHED_VERDICTS);
   const inFlight = new Map<string, Promise<Set<string>>>();
 
@@ -67,14 +80,19 @@ function createOnlineChecker(options: BreachCheckOptions): BreachChecker {
     async isBreached(password) {
       const hash = sha1Hex(password);
       const cached = verdicts.get(hash);
-      if (cached !== undefined) return cached;
+      if (cached !== undefined) {
+        onAnswer('cache');
+        return cached;
+      }
       try {
         const breached = (await breachedSuffixes(hash.slice(0, 5))).has(hash.slice(5));
         verdicts.set(hash, breached);
+        onAnswer('api');
         return breached;
       } catch (error) {
         const reason = error instanceof RangeQueryError ? error.message : 'unexpected error';
         log(`breach check: Pwned Passwords API unavailable (${reason}); using bundled common-password list`);
+        onAnswer('fallback_list');
         return isCommonPassword(password);
       }
     },

@@ -62,6 +62,8 @@ export class SlidingWindowLimiter {
 }
 
 type Failures = { times: number[]; lockedUntil: number };
+const LOCKED = { locked: true } as const;
+const NOT_LOCKED = { locked: false } as const;
 
 export class FailureLockout {
   private readonly entries: BoundedMap<Failures>;
@@ -79,14 +81,19 @@ export class FailureLockout {
     return entry && entry.lockedUntil > now ? refuse(entry.lockedUntil - now) : ALLOWED;
   }
 
-  recordFailure(key: string): void {
+  /** `locked` is true only for the failure that started a lock, so a lock is reported once. */
+  recordFailure(key: string): { locked: boolean } {
     const now = this.opts.clock();
     const entry = this.entries.get(key) ?? { times: [], lockedUntil: 0 };
     // Failures while locked neither extend the lock nor count toward the next one.
-    if (entry.lockedUntil > now) return this.entries.set(key, entry);
+    if (entry.lockedUntil > now) {
+      this.entries.set(key, entry);
+      return NOT_LOCKED;
+    }
     const times = [...inWindow(entry.times, now, this.opts.windowMs), now];
     const locked = times.length >= this.opts.limit;
     this.entries.set(key, locked ? { times: [], lockedUntil: now + this.opts.lockMs } : { times, lockedUntil: 0 });
+    return locked ? LOCKED : NOT_LOCKED;
   }
 
   reset(key: string): void {

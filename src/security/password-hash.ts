@@ -9,15 +9,36 @@ export interface HashingLimits {
   maxQueue: number;
 }
 
+/** What the metrics read from the hasher at scrape time. */
+export interface HashingStats {
+  /** Hashes computing now. */
+  readonly inFlight: number;
+  /** Hashes waiting for a slot. */
+  readonly queued: number;
+  /** Hashes refused with SERVER_BUSY since start. */
+  readonly refusals: number;
+}
+
 /**
  * Bounded concurrency and a bounded queue, so that a flood of password requests
  * cannot hold an unbounded number of 19 MiB argon2 buffers in memory.
  */
-export class PasswordHasher {
+export class PasswordHasher implements HashingStats {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  private refused = 0;
 
   constructor(private readonly limits: HashingLimits) {}
+
+  get inFlight(): number {
+    return this.running;
+  }
+  get queued(): number {
+    return this.waiting.length;
+  }
+  get refusals(): number {
+    return this.refused;
+  }
 
   hash(password: string): Promise<string> {
     return this.withSlot(() => Bun.password.hash(password, ARGON2_OPTIONS));
@@ -36,7 +57,10 @@ export class PasswordHasher {
 
   private async withSlot<T>(work: () => Promise<T>): Promise<T> {
     if (this.running >= this.limits.concurrency) {
-      if (this.waiting.length >= this.limits.maxQueue) throw new AppError('SERVER_BUSY', 1);
+      if (this.waiting.length >= this.limits.maxQueue) {
+        this.refused++;
+        throw new AppError('SERVER_BUSY', 1);
+      }
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {
       this.running++;

@@ -93,10 +93,12 @@ export class RedisFailureLockout implements FailureLockout {
     return fromWait(lockedUntil - this.opts.clock());
   }
 
-  async recordFailure(key: string): Promise<void> {
+  /** `locked` is true only for the failure that started the lock (the script answers 1 then). */
+  async recordFailure(key: string): Promise<{ locked: boolean }> {
     const now = this.opts.clock();
     const { limit, windowMs, lockMs } = this.opts;
-    await RECORD_FAILURE.run(this.link, this.keys(key), [now, limit, windowMs, lockMs, `${now}:${crypto.randomUUID()}`, TTL_MARGIN_MS]);
+    const started = await RECORD_FAILURE.run(this.link, this.keys(key), [now, limit, windowMs, lockMs, `${now}:${crypto.randomUUID()}`, TTL_MARGIN_MS]);
+    return { locked: Number(started) === 1 };
   }
 
   /** Clears the failures. An active lock stays: a success from a request that passed check() before the lock must not lift it. */

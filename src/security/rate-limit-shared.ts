@@ -34,7 +34,7 @@ export class FallbackFailureLockout implements FailureLockout {
   check(key: string): Promise<LimitResult> {
     return sharedOrLocal(this.link, () => this.shared.check(key), () => this.local.check(key));
   }
-  recordFailure(key: string): Promise<void> {
+  recordFailure(key: string): Promise<{ locked: boolean }> {
     return sharedOrLocal(this.link, () => this.shared.recordFailure(key), () => this.local.recordFailure(key));
   }
   reset(key: string): Promise<void> {

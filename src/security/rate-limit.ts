@@ -17,7 +17,8 @@ export interface CreationWindow {
 /** Failures within a window lock the key for a while; see limiters.ts for the exact rules. */
 export interface FailureLockout {
   check(key: string): Promise<LimitResult>;
-  recordFailure(key: string): Promise<void>;
+  /** `locked`: this failure started a lock (true once per lock, for the event that reports it). */
+  recordFailure(key: string): Promise<{ locked: boolean }>;
   reset(key: string): Promise<void>;
 }
 /** Runs tasks with the same key one after another. */
@@ -87,4 +88,53 @@ export function enforce(result: LimitResult): void {
 /** Every endpoint that takes client_ip spends one token of that address's bucket (API.md §5). */
 export async function spendAddressToken(limits: RateLimits, clientIp: string | null): Promise<void> {
   if (clientIp !== null) enforce(await limits.address.consume(addressKey(clientIp)));
+}
+
+/** Each limit by the name it has in metrics and logs. */
+export const LIMIT_NAMES = {
+  address: 'address',
+  loginBlock: 'login_block',
+  resetRequests: 'reset_requests',
+  emailVerificationRequests: 'email_verification_requests',
+  emailUpdateRequests: 'email_update_requests',
+  totpVerify: 'totp_verify',
+  totpRegister: 'totp_register',
+  reset2fa: 'reset_2fa',
+  emailVerify: 'email_verify',
+  emailUpdateVerify: 'email_update_verify',
+  passkeyVerify: 'passkey_verify',
+} as const satisfies Record<Exclude<keyof RateLimits, 'serial'>, string>;
+export type LimitName = (typeof LIMIT_NAMES)[keyof typeof LIMIT_NAMES];
+
+/**
+ * The same limits, telling `onRefusal` the name of every limit that refuses. Each call looks its
+ * limit up in `limits` again, so a caller that swaps what `limits` holds (the tests) is followed.
+ */
+export function countRefusals(limits: RateLimits, onRefusal: (name: LimitName) => void): RateLimits {
+  const counted = (name: LimitName, result: LimitResult) => {
+    if (!result.ok) onRefusal(name);
+    return result;
+  };
+  const window = (field: 'resetRequests' | 'emailVerificationRequests' | 'emailUpdateRequests'): CreationWindow => ({
+    hit: async (key) => counted(LIMIT_NAMES[field], await limits[field].hit(key)),
+  });
+  const lockout = (field: 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify' | 'passkeyVerify'): FailureLockout => ({
+    check: async (key) => counted(LIMIT_NAMES[field], await limits[field].check(key)),
+    recordFailure: (key) => limits[field].recordFailure(key),
+    reset: (key) => limits[field].reset(key),
+  });
+  return {
+    address: { consume: async (key) => counted('address', await limits.address.consume(key)) },
+    loginBlock: lockout('loginBlock'),
+    resetRequests: window('resetRequests'),
+    emailVerificationRequests: window('emailVerificationRequests'),
+    emailUpdateRequests: window('emailUpdateRequests'),
+    totpVerify: lockout('totpVerify'),
+    totpRegister: lockout('totpRegister'),
+    reset2fa: lockout('reset2fa'),
+    emailVerify: lockout('emailVerify'),
+    emailUpdateVerify: lockout('emailUpdateVerify'),
+    passkeyVerify: lockout('passkeyVerify'),
+    serial: { run: (key, task) => limits.serial.run(key, task) },
+  };
 }

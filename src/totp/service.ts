@@ -1,5 +1,7 @@
 import { AppError } from '../errors';
-import { toUnixSeconds, type Clock } from '../security/clock';
+import { draft, wrongCodeEvents } from '../events/model';
+import type { EventStore } from '../events/store';
+import { nowSeconds, toUnixSeconds, type Clock } from '../security/clock';
 import { enforce, type FailureLockout, type RateLimits } from '../security/rate-limit';
 import { encodeTotpKey, matchingStep, parseTotpKey } from '../security/totp';
 import { toTotpCredentialView, type TotpCredentialView } from './model';
@@ -11,11 +13,12 @@ function storedKey(stored: string): Uint8Array {
   return key;
 }
 
-export function createTotpService({ store, limits, clock }: { store: TotpStore; limits: RateLimits; clock: Clock }) {
+export function createTotpService({ store, limits, clock, events }: { store: TotpStore; limits: RateLimits; clock: Clock; events: EventStore }) {
   /** Registrations and verifications of one user run one at a time, from the lockout check to the count. */
   const oneAtATime = <T>(userId: string, task: () => Promise<T>) => limits.serial.run(`totp:${userId}`, task);
   const wrongCode = async (lockout: FailureLockout, userId: string): Promise<never> => {
-    await lockout.recordFailure(userId);
+    const { locked } = await lockout.recordFailure(userId);
+    await events.append(wrongCodeEvents(nowSeconds(clock), userId, locked));
     throw new AppError('INCORRECT_CODE');
   };
 
@@ -33,7 +36,7 @@ export function createTotpService({ store, limits, clock }: { store: TotpStore; 
         await lockout.reset(userId);
         // The registering code's step counts as used, so that code cannot verify a login afterwards.
         const record = { userId, createdAt: toUnixSeconds(now), key: encodeTotpKey(key), lastUsedStep: step };
-        if (!(await store.save(record))) throw new AppError('NOT_FOUND');
+        if (!(await store.save(record, [draft('totp.registered', record.createdAt, userId)]))) throw new AppError('NOT_FOUND');
         return toTotpCredentialView(record);
       });
     },
@@ -45,7 +48,7 @@ export function createTotpService({ store, limits, clock }: { store: TotpStore; 
     },
 
     async delete(userId: string): Promise<void> {
-      if (!(await store.delete(userId))) throw new AppError('NOT_FOUND');
+      if (!(await store.delete(userId, [draft('totp.removed', nowSeconds(clock), userId)]))) throw new AppError('NOT_FOUND');
     },
 
     async verify(userId: string, code: string): Promise<void> {

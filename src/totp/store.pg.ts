@@ -2,20 +2,24 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
 import { totpCredentials } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { TotpStore } from './store';
 
-export function postgresTotpStore(db: PgDb): TotpStore {
+export function postgresTotpStore(db: PgDb, append: AppendEventsPg): TotpStore {
   const keepLaterStepOfSameKey = sql`case when ${totpCredentials.key} = excluded.key
     then greatest(${totpCredentials.lastUsedStep}, excluded.last_used_step) else excluded.last_used_step end`;
   return {
     find: async (userId) => (await db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)))[0],
-    async save(record) {
+    async save(record, events) {
       const { userId: _, ...replacement } = record;
       try {
-        await db
-          .insert(totpCredentials)
-          .values(record)
-          .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } });
+        await db.transaction(async (tx) => {
+          await tx
+            .insert(totpCredentials)
+            .values(record)
+            .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } });
+          await append(tx, events);
+        });
         return true;
       } catch (error) {
         if (isForeignKeyViolation(error)) return false;
@@ -30,9 +34,11 @@ export function postgresTotpStore(db: PgDb): TotpStore {
         .returning({ userId: totpCredentials.userId });
       return claimed.length > 0;
     },
-    async delete(userId) {
-      const deleted = await db.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId });
-      return deleted.length > 0;
-    },
+    delete: (userId, events) =>
+      db.transaction(async (tx) => {
+        const deleted = await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId });
+        if (deleted.length > 0) await append(tx, events);
+        return deleted.length > 0;
+      }),
   };
 }

@@ -2,6 +2,8 @@ import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
 import { totpCredentials } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 
 export interface TotpRecord {
   userId: string;
@@ -19,25 +21,28 @@ export interface TotpStore {
    * Replaces the user's credential whole; re-registering the same key keeps the later of the two
    * steps, so it cannot reopen a step already accepted. False when the user no longer exists.
    */
-  save(record: TotpRecord): Promise<boolean>;
+  save(record: TotpRecord, events: EventDraft[]): Promise<boolean>;
   /** Marks `step` used if it is later than the last used one: of parallel claims of one step, one wins. */
   claimStep(userId: string, step: number): Promise<boolean>;
-  /** False when there was none. */
-  delete(userId: string): Promise<boolean>;
+  /** False when there was none (and then no events are appended). */
+  delete(userId: string, events: EventDraft[]): Promise<boolean>;
 }
 
-export function sqliteTotpStore(db: Db): TotpStore {
+export function sqliteTotpStore(db: Db, append: AppendEvents): TotpStore {
   const keepLaterStepOfSameKey = sql`case when ${totpCredentials.key} = excluded.key
     then max(${totpCredentials.lastUsedStep}, excluded.last_used_step) else excluded.last_used_step end`;
   return {
     find: async (userId) => db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)).get(),
-    async save(record) {
+    async save(record, events) {
       const { userId: _, ...replacement } = record;
       try {
-        db.insert(totpCredentials)
-          .values(record)
-          .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } })
-          .run();
+        db.transaction((tx) => {
+          tx.insert(totpCredentials)
+            .values(record)
+            .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } })
+            .run();
+          append(tx, events);
+        });
         return true;
       } catch (error) {
         if (isForeignKeyViolation(error)) return false;
@@ -53,9 +58,12 @@ export function sqliteTotpStore(db: Db): TotpStore {
         .get();
       return claimed !== undefined;
     },
-    async delete(userId) {
-      const deleted = db.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId }).get();
-      return deleted !== undefined;
+    async delete(userId, events) {
+      return db.transaction((tx) => {
+        const deleted = tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId }).get();
+        if (deleted !== undefined) append(tx, events);
+        return deleted !== undefined;
+      });
     },
   };
 }

@@ -1,4 +1,5 @@
 import { AppError } from '../errors';
+import { draft } from '../events/model';
 import { newRecoveryCode } from '../recovery-code/service';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
 import { normalizeEmail } from '../security/email-address';
@@ -23,7 +24,10 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
     find: (id: string) => store.find(id),
     list: (options: ListOptions) => store.list(options),
     /** Requests, TOTP credential and everything else of the user go with it. */
-    delete: (id: string) => store.delete(id),
+    async delete(id: string): Promise<void> {
+      // A user deleted by a parallel request meanwhile: that request wrote the event.
+      await store.delete(id, [draft('user.deleted', nowSeconds(clock), id)]);
+    },
 
     /** Both hashes are computed before the insert. */
     async create(input: { password: string; email: string | null; clientIp: string | null }): Promise<CreatedUserView> {
@@ -40,7 +44,7 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
         passwordHash,
         recoveryCodeHash: recoveryCode.hash,
       };
-      if (!(await store.insert(user))) throw new AppError('EMAIL_ALREADY_USED');
+      if (!(await store.insert(user, [draft('user.created', user.createdAt, user.id, input.clientIp)]))) throw new AppError('EMAIL_ALREADY_USED');
       return {
         id: user.id,
         created_at: user.createdAt,

@@ -2,6 +2,7 @@ import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isUniqueViolation } from '../db/pg-errors';
 import { counters, passkeys, totpCredentials, users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
 import type { ListOptions, UserView } from './model';
 import type { UserStore } from './store';
 
@@ -37,7 +38,7 @@ function preparePage(db: PgDb, options: ListOptions, name: string) {
 }
 
 /** The PostgreSQL twin of sqliteUserStore; the queries every request runs are prepared once. */
-export function postgresUserStore(db: PgDb): UserStore {
+export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
   const viewById = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_view_by_id');
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_by_email');
@@ -58,18 +59,24 @@ export function postgresUserStore(db: PgDb): UserStore {
     },
     find: async (id) => (await rowById.execute({ id }))[0],
     findByEmail: async (email) => (await rowByEmail.execute({ email }))[0],
-    async insert(user) {
+    async insert(user, events) {
       try {
-        await db.insert(users).values(user);
+        await db.transaction(async (tx) => {
+          await tx.insert(users).values(user);
+          await append(tx, events);
+        });
         return true;
       } catch (error) {
         if (isUniqueViolation(error, 'users_email_unique')) return false;
         throw error;
       }
     },
-    async delete(id) {
-      await db.delete(users).where(eq(users.id, id));
-    },
+    delete: (id, events) =>
+      db.transaction(async (tx) => {
+        const deleted = await tx.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+        if (deleted.length > 0) await append(tx, events);
+        return deleted.length > 0;
+      }),
     async list(options) {
       const [rows, counted] = await Promise.all([
         page(options).execute({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage }),

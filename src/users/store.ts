@@ -2,6 +2,8 @@ import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/constraints';
 import { counters, passkeys, totpCredentials, users } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
 import type { ListOptions, UserView } from './model';
 
 /** A user as stored, with its hashes; never leaves the service layer. */
@@ -21,9 +23,9 @@ export interface UserStore {
   /** `email` already normalised. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
   /** False when another user holds the email: the unique index settles a race for it. */
-  insert(user: UserRecord): Promise<boolean>;
-  /** Requests, TOTP credential and everything else of the user go with it. */
-  delete(id: string): Promise<void>;
+  insert(user: UserRecord, events: EventDraft[]): Promise<boolean>;
+  /** Requests, TOTP credential and everything else of the user go with it. False when there was none. */
+  delete(id: string, events: EventDraft[]): Promise<boolean>;
   /** One page and the size of the (filtered) set. */
   list(options: ListOptions): Promise<{ items: UserView[]; total: number }>;
 }
@@ -60,7 +62,7 @@ function preparePage(db: Db, options: ListOptions) {
 }
 
 /** Queries are prepared once per database: these run on every request that names a user. */
-export function sqliteUserStore(db: Db): UserStore {
+export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   const viewById = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
@@ -82,17 +84,24 @@ export function sqliteUserStore(db: Db): UserStore {
     },
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),
-    async insert(user) {
+    async insert(user, events) {
       try {
-        db.insert(users).values(user).run();
+        db.transaction((tx) => {
+          tx.insert(users).values(user).run();
+          append(tx, events);
+        });
         return true;
       } catch (error) {
         if (isUniqueViolation(error)) return false;
         throw error;
       }
     },
-    async delete(id) {
-      db.delete(users).where(eq(users.id, id)).run();
+    async delete(id, events) {
+      return db.transaction((tx) => {
+        const deleted = tx.delete(users).where(eq(users.id, id)).returning({ id: users.id }).get();
+        if (deleted !== undefined) append(tx, events);
+        return deleted !== undefined;
+      });
     },
     async list(options) {
       const items = page(options)

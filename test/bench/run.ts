@@ -9,6 +9,7 @@ import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
 import { machine, type Row, table, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
 import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
+import { watchingBench } from './watching';
 import { ensureWrk, type LoadSettings, type Request, runWrk } from './wrk';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -122,6 +123,8 @@ async function main() {
     log('start-up of dist/gatehouse');
     const startupMs = await compiledStartup(join(dir, 'startup'));
     const startup: Row = { scenario: 'Start-up: `dist/gatehouse` spawn → first 200 on /health', note: startupMs === null ? 'not built' : `${startupMs.toFixed(0)} ms` };
+    // Issue 15: metrics on and off, webhook delivery (alone: bun run test/bench/watching.ts).
+    const watching = await watchingBench(dir, settings);
 
     const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond ?? NaN;
     const targets: Target[] = [
@@ -138,6 +141,7 @@ async function main() {
     console.log(`Seeding ${count(LARGE)} users through the database layer took ${seedSeconds.toFixed(1)} s.\n`);
     console.log(table([bare, hashing, idleRow, getUser, listSmall, verify, passkeyLogin, listLarge, lastPage, create, startup]));
     console.log(`\nTargets:\n${targetLines(targets)}`);
+    console.log(`\nWatching it run (metrics, events, webhooks):\n${table(watching.rows)}\n\nTargets:\n${targetLines(watching.targets)}`);
     console.log(
       `\nServer exit codes on SIGTERM: ${exitSmall}, ${exitLarge}; access-log lines written by the first server: ${count(logLines)}.`,
     );

@@ -120,7 +120,7 @@ GOOD.new_password = GOOD.password!;
 Object.assign(GOOD, {
   name: ['Work laptop'],
   user_verification: ['preferred', 'required'],
-  '/users/:id/passkeys challenge_id': [PK.registration, PK.registrationTaken],
+  '/users/:id/passkeys challenge_id': [PK.registration],
   '/users/:id/passkeys response': [PK_ANSWERS.registration, PK_ANSWERS.registrationTaken],
   '/authenticate/passkey challenge_id': [PK.login],
   '/authenticate/passkey response': [PK_ANSWERS.login],

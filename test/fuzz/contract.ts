@@ -22,6 +22,8 @@ export interface FuzzRoute {
   required: string[];
   takesBody: boolean;
   success: 200 | 204;
+  /** The documented media type of the 200 body (GET /metrics answers text, the rest JSON). */
+  successType: string | undefined;
   /** The documented `x-error-codes`, less NOT_AUTHENTICATED (every fuzz request carries the secret). */
   errors: Set<string>;
 }
@@ -43,6 +45,7 @@ export async function servedRoutes(h: Harness): Promise<FuzzRoute[]> {
         required: body?.required ?? [],
         takesBody: body !== undefined,
         success: operation.responses['200'] ? 200 : 204,
+        successType: Object.keys(operation.responses['200']?.content ?? {})[0],
         errors: new Set(codes.filter((code) => code !== 'NOT_AUTHENTICATED')),
       };
       // Counterexamples name the route instead of printing all of it.
@@ -114,8 +117,9 @@ export function checkAnswer(sent: Sent, answer: Answer): string | undefined {
   if (answer.status < 300) {
     if (answer.status !== route.success) fail(`success status ${answer.status}, documented ${route.success}`);
     if (answer.status === 204 && answer.text !== '') fail('204 with a body');
-    if (answer.status === 200 && !answer.contentType?.startsWith('application/json')) fail('200 without JSON');
-    if (answer.status === 200) JSON.parse(answer.text);
+    const documentedType = route.successType ?? 'application/json';
+    if (answer.status === 200 && !answer.contentType?.startsWith(documentedType)) fail(`200 as ${answer.contentType}, documented ${documentedType}`);
+    if (answer.status === 200 && documentedType === 'application/json') JSON.parse(answer.text);
   } else {
     if (!answer.contentType?.startsWith('application/json')) fail(`error without JSON content type: ${answer.contentType}`);
     const body = JSON.parse(answer.text);
@@ -194,13 +198,51 @@ function allowance(sent: Sent, code: string): Allowance | undefined {
 
 const LAST_ATTEMPT = 4;
 
+/**
+ * The events a refused request appends (API.md §12, §13): a wrong password or an unknown email at
+ * login, the wrong codes that count toward a second-factor lockout and failed passkey verifications,
+ * each maybe with the lock it started.
+ */
+function allowedEvents(sent: Sent, code: string): string[][] {
+  const { path } = sent.route;
+  const passwordChecks = ['/users/:id/verify-password', '/users/:id/update-password', '/authenticate/password'];
+  const secondFactors = ['/users/:id/verify-2fa/totp', '/users/:id/register-totp', '/users/:id/reset-2fa', '/users/:id/verify-email', '/verify-new-email'];
+  if ((code === 'INCORRECT_PASSWORD' && passwordChecks.includes(path)) || (code === 'NOT_FOUND' && path === '/authenticate/password')) {
+    return [['password.incorrect'], ['password.incorrect', 'address.blocked']];
+  }
+  if (code === 'INCORRECT_CODE' && secondFactors.includes(path)) {
+    // A replayed TOTP code is refused without counting: it is not a guess at the key.
+    const replay = path === '/users/:id/verify-2fa/totp' ? [[]] : [];
+    return [['second_factor.incorrect'], ['second_factor.incorrect', 'second_factor.locked'], ...replay];
+  }
+  // A verification that ran used its challenge up and says so; a login's failure may start the
+  // address's block, a second factor's the user's lock (API.md §13). A challenge already gone: nothing.
+  if (code === 'PASSKEY_VERIFICATION_FAILED') {
+    const lock = path === '/authenticate/passkey' ? 'address.blocked' : 'second_factor.locked';
+    return [['passkey.failed'], ['passkey.failed', lock], []];
+  }
+  return [[]];
+}
+
+/** Stored events never change; a refused request may only append the ones its error allows. */
+function checkEvents(sent: Sent, code: string, before: Snapshot, after: Snapshot, fail: (why: string) => never): void {
+  const was = before.get('events')!;
+  const now = after.get('events')!;
+  for (const [id, row] of was) if (JSON.stringify(now.get(id)) !== JSON.stringify(row)) fail(`event ${id} changed`);
+  const added = [...now.entries()].filter(([id]) => !was.has(id)).map(([, row]) => (row as { type: string }).type);
+  const allowed = allowedEvents(sent, code);
+  if (!allowed.some((types) => JSON.stringify(types) === JSON.stringify(added))) fail(`events ${JSON.stringify(added)} appended`);
+}
+
 /** A refused request changed nothing, except the single counter or invalidation its error code allows. */
 export function checkRefusalKeptState(sent: Sent, code: string, before: Snapshot, after: Snapshot): void {
   const allowed = allowance(sent, code);
-  const fail = (why: string) => {
+  const fail = (why: string): never => {
     throw new Error(`${code} changed the database: ${why}`);
   };
+  checkEvents(sent, code, before, after, fail);
   for (const [table, rowsBefore] of before) {
+    if (table === 'events') continue;
     const rowsAfter = after.get(table)!;
     const same = (key: string) => JSON.stringify(rowsBefore.get(key)) === JSON.stringify(rowsAfter.get(key));
     const order = (rows: Map<string, unknown>) => [...rows.keys()].filter((k) => k !== allowed?.key || table !== allowed.table).join();

@@ -38,7 +38,8 @@ export async function seedPasskeys(users: { owner: string; newcomer: string }, n
   const answers = {
     registration: await new SoftAuthenticator({ origin: FUZZ_RP.origins[0]! }).register(creation(users.newcomer, challengeOf(1))),
     /** The seeded credential again: PASSKEY_ALREADY_REGISTERED. */
-    registrationTaken: await held.register(creation(users.newcomer, challengeOf(2)), { credentialId: seeded.id }),
+    // For the same challenge as `registration`, so either answer to it reaches its outcome.
+    registrationTaken: await held.register(creation(users.newcomer, challengeOf(1)), { credentialId: seeded.id }),
     login: await held.authenticate(request(challengeOf(3))),
     secondFactor: await held.authenticate(request(challengeOf(4))),
   };

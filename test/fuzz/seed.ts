@@ -103,10 +103,11 @@ export function seedResetter(sqlite: Database): () => void {
     return () => rows.forEach((row) => statement.run(row as never));
   });
   const restore = sqlite.transaction(() => {
-    // Deleting the users cascades to everything that belongs to them.
+    // Deleting the users cascades to everything that belongs to them; events outlive users, so they go too.
     sqlite.run('delete from users');
     // Challenges of a login without a user belong to no one.
     sqlite.run('delete from challenges');
+    sqlite.run('delete from events');
     for (const insert of inserts) insert();
   });
   return () => restore();

@@ -59,10 +59,13 @@ export const pathSegmentFor = (template: string): fc.Arbitrary<string> =>
     { weight: 4, arbitrary: junkSegment },
   );
 
-const QUERY_NAMES = ['sort_by', 'sort_order', 'per_page', 'page', 'email_query', '__proto__[x]', 'constructor[prototype][x]', 'a[]', 'page[]', '', 'client_ip', 'password'];
+const QUERY_NAMES = [
+  'sort_by', 'sort_order', 'per_page', 'page', 'email_query', '__proto__[x]', 'constructor[prototype][x]', 'a[]', 'page[]', '', 'client_ip', 'password',
+  'user_id', 'type', 'after', 'limit',
+];
 const QUERY_VALUES = [
   'id', 'created_at', 'ascending', 'descending', 'ID', 'Descending', '0', '-1', '1', '2', '20', '1000', '1001', '99999999999999999999999', '1e3', '0x10', '+1', ' 1', '1.5',
-  '', '%', '%zz', '%00', '%ED%A0%80', 'example', 'EXAMPLE.COM', '%25', '_', '%5F', 'ada', 'x%2By',
+  '', '%', '%zz', '%00', '%ED%A0%80', 'example', 'EXAMPLE.COM', '%25', '_', '%5F', 'ada', 'x%2By', 'user.created', 'password.incorrect',
 ];
 const queryPair = fc.tuple(
   fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...QUERY_NAMES) }, { weight: 1, arbitrary: oddString.map(encodeSegment) }),

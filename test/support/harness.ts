@@ -1,10 +1,14 @@
 import { createApp, createHandler, createServices, type Platform } from '../../src/app';
 import { openDatabase } from '../../src/db/client';
+import { createMetricsService } from '../../src/metrics/service';
 import type { BreachChecker } from '../../src/security/breach-check';
 import { PasswordHasher } from '../../src/security/password-hash';
 import { createRateLimits, type RateLimits } from '../../src/security/rate-limit';
 import type { RelyingParty } from '../../src/security/webauthn';
+import type { Clock } from '../../src/security/clock';
 import { sqliteStores } from '../../src/stores';
+import type { DeliveryTimings, WebhookTarget } from '../../src/webhooks/model';
+import { startWebhookSender, type WebhookSender } from '../../src/webhooks/service';
 
 export const SECRET = 'test-secret-0123456789';
 export const STRONG_PASSWORD = 'gatehouse test password 1';
@@ -23,22 +27,31 @@ export interface CallOptions {
   auth?: string | null;
 }
 
+export interface HarnessOptions {
+  breach?: BreachChecker;
+  hashing?: { concurrency: number; maxQueue: number };
+  hasher?: PasswordHasher;
+  startMs?: number;
+  /** Metrics are on by default, as in `gatehouse serve`. */
+  metrics?: boolean;
+  /** Instead of the fake clock (advance() and setNow() then do nothing). */
+  clock?: Clock;
+  /** Writes the webhook outbox and runs a sender to this target. */
+  webhook?: WebhookTarget & { timings?: DeliveryTimings };
+  /** Turns the passkey endpoints on (API.md §13). */
+  relyingParty?: RelyingParty;
+}
+
 /** An in-process Gatehouse on an in-memory database with a fake clock and a captured log. */
-export function createHarness(
-  options: {
-    breach?: BreachChecker;
-    hashing?: { concurrency: number; maxQueue: number };
-    hasher?: PasswordHasher;
-    startMs?: number;
-    /** Turns the passkey endpoints on (API.md §13). */
-    relyingParty?: RelyingParty;
-  } = {},
-) {
+export function createHarness(options: HarnessOptions = {}) {
   let now = options.startMs ?? Date.UTC(2026, 0, 1);
   const logs: Record<string, unknown>[] = [];
-  const clock = () => now;
+  const clock = options.clock ?? (() => now);
   const db = openDatabase(null);
-  const stores = sqliteStores(db);
+  let sender: WebhookSender | null = null;
+  const stores = sqliteStores(db, { webhookOutbox: options.webhook !== undefined, onOutboxWrite: () => sender?.wake() });
+  const hasher = options.hasher ?? new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 });
+  const metrics = options.metrics === false ? null : createMetricsService({ store: stores.metrics, hashing: hasher });
   // Services keep the limits object they were given; tests swap what it delegates to.
   let limits = createRateLimits(clock);
   const swappableLimits = new Proxy({} as RateLimits, { get: (_, name) => limits[name as keyof RateLimits] });
@@ -46,13 +59,18 @@ export function createHarness(
     clock,
     breach: options.breach ?? fakeBreachChecker(),
     limits: swappableLimits,
-    hasher: options.hasher ?? new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 }),
+    hasher,
     log: (fields) => logs.push(fields),
     relyingParty: options.relyingParty ?? null,
+    metrics,
   };
   const services = createServices(stores, platform);
   const app = createApp(services, { log: platform.log });
-  const handle = createHandler(app, { secret: SECRET, log: platform.log });
+  const handle = createHandler(app, { secret: SECRET, log: platform.log, metrics });
+  if (options.webhook !== undefined) {
+    const { timings, ...target } = options.webhook;
+    sender = startWebhookSender({ store: stores.webhooks, target, clock, log: platform.log, timings, onAttempt: metrics?.countDeliveryAttempt });
+  }
   const deps = {
     db,
     clock,
@@ -97,6 +115,7 @@ export function createHarness(
     call,
     createUser,
     logs,
+    sender,
     now: () => now,
     advance: (ms: number) => {
       now += ms;

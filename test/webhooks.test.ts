@@ -1,0 +1,209 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { openDatabase } from '../src/db/client';
+import { parseWebhookSecret, signWebhook } from '../src/security/webhook-signature';
+import { sqliteStores } from '../src/stores';
+import { DEFAULT_DELIVERY_TIMINGS, type DeliveryTimings, resultOf, retryDelayMs } from '../src/webhooks/model';
+import { startWebhookSender } from '../src/webhooks/service';
+import { Webhook } from 'standardwebhooks';
+import { FastHasher } from './fuzz/seed';
+import { expectNoneOf } from './support/events';
+import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
+import { parseSamples, sumOf } from './support/prom-text';
+import { newWebhookSecret, type Receiver, startReceiver, waitUntil } from './support/webhook-receiver';
+import { makeTempDir, removeDir } from './support/server-process';
+
+/** Milliseconds instead of seconds and hours, so retries and the 24-hour window fit in a test. */
+const FAST: DeliveryTimings = { retryBaseMs: 40, retryMaxMs: 200, retryWindowMs: 60_000, attemptTimeoutMs: 400, idlePollMs: 20 };
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function setup(receiver: Receiver | { url: string }, secret: string, timings = FAST) {
+  const h = createHarness({ clock: Date.now, hasher: new FastHasher(), webhook: { url: receiver.url, key: parseWebhookSecret(secret)!, timings } });
+  cleanups.push(() => h.sender?.stop());
+  const outbox = () => h.db.$client.query<{ event_id: number; state: string; attempts: number }, []>('select event_id, state, attempts from webhook_deliveries').all();
+  return { h, outbox };
+}
+
+function receiver(secret: string, options: Parameters<typeof startReceiver>[1] = {}) {
+  const r = startReceiver(secret, options);
+  cleanups.push(() => r.stop());
+  return r;
+}
+
+describe('webhook signatures', () => {
+  test('node:crypto signs exactly as the standardwebhooks package does', () => {
+    const secret = newWebhookSecret();
+    const body = '{"id":1,"time":1795310920,"type":"user.created","user_id":"u","client_ip":null}';
+    const now = Math.floor(Date.now() / 1000);
+    expect(signWebhook(parseWebhookSecret(secret)!, 'evt_1', now, body)).toBe(new Webhook(secret).sign('evt_1', new Date(now * 1000), body));
+  });
+
+  test('secrets: whsec_ and standard base64 of 24 to 64 bytes', () => {
+    const of = (bytes: number) => `whsec_${Buffer.alloc(bytes, 7).toString('base64')}`;
+    expect(parseWebhookSecret(of(24))).toHaveLength(24);
+    expect(parseWebhookSecret(of(64))).toHaveLength(64);
+    for (const bad of [of(23), of(65), Buffer.alloc(32, 7).toString('base64'), 'whsec_', 'whsec_not base64!', of(32).replace(/=+$/, '').replace('A', '-')]) {
+      expect({ bad, key: parseWebhookSecret(bad) }).toEqual({ bad, key: undefined });
+    }
+  });
+});
+
+describe('retry schedule', () => {
+  test('doubles from 5 s to at most an hour, ±20 %, for 24 hours after the event', () => {
+    const middle = () => 0.5;
+    expect([1, 2, 3, 4, 10, 11, 50].map((n) => retryDelayMs(n, DEFAULT_DELIVERY_TIMINGS, middle) / 1000)).toEqual([5, 10, 20, 40, 2560, 3600, 3600]);
+    expect(retryDelayMs(1, DEFAULT_DELIVERY_TIMINGS, () => 0)).toBe(4000);
+    expect(retryDelayMs(1, DEFAULT_DELIVERY_TIMINGS, () => 0.999999)).toBeCloseTo(6000, 0);
+    const event = { id: 7, time: 1_000_000, type: 'user.created', userId: null, clientIp: null };
+    const dayMs = 24 * 60 * 60 * 1000;
+    expect(resultOf(event, 3, 'HTTP 500', event.time * 1000 + dayMs - 1, DEFAULT_DELIVERY_TIMINGS)).toMatchObject({ outcome: 'retry' });
+    expect(resultOf(event, 3, 'timeout', event.time * 1000 + dayMs, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'failed' });
+    expect(resultOf(event, 3, undefined, event.time * 1000 + 2 * dayMs, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'delivered' });
+    expect(resultOf(event, 3, 'stopped', 123, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'retry', nextAttemptAtMs: 123 });
+  });
+});
+
+describe('delivery', () => {
+  test('each event is POSTed once, signed, as GET /events shows it, and leaves the outbox', async () => {
+    const secret = newWebhookSecret();
+    const r = receiver(secret);
+    const { h, outbox } = setup(r, secret);
+    const user = await h.createUser({ client_ip: '203.0.113.7' });
+    await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: 'not the password' } });
+    await h.call('DELETE', `/users/${user.id}`);
+    await waitUntil(() => r.deliveries.length >= 3 && outbox().length === 0, 5000, 'three deliveries');
+    const listed = (await h.call('GET', '/events')).json;
+    expect(r.deliveries.map((d) => d.verified)).toEqual(listed.map((event: unknown) => ({ ok: true, payload: event })));
+    expect(r.deliveries.map((d) => d.id)).toEqual(listed.map((event: { id: number }) => `evt_${event.id}`));
+    expect(r.deliveries.map((d) => JSON.parse(d.body).type)).toEqual(['user.created', 'password.incorrect', 'user.deleted']);
+    await Bun.sleep(100);
+    expect(r.deliveries).toHaveLength(3);
+    expectNoneOf(r.deliveries.map((d) => d.body), [secret, secret.slice(6), SECRET, STRONG_PASSWORD, 'not the password', user.recovery_code]);
+  });
+
+  test('a receiver that is down for a while gets every event once it is back, with the same webhook-id', async () => {
+    const secret = newWebhookSecret();
+    const gone = receiver(secret);
+    const port = gone.port;
+    gone.stop();
+    const { h, outbox } = setup({ url: `http://127.0.0.1:${port}/hooks/gatehouse` }, secret);
+    for (let i = 0; i < 5; i++) await h.createUser();
+    await waitUntil(() => outbox().every((row) => row.attempts >= 3), 5000, 'three failed attempts each');
+    expect(outbox().map((row) => row.state)).toEqual(Array(5).fill('pending'));
+    expect(h.logs.some((line) => line.message === 'webhook deliveries will be retried' && line.reason === 'network error')).toBe(true);
+    const back = receiver(secret, { port });
+    await waitUntil(() => outbox().length === 0, 5000, 'the outbox to drain');
+    expect([...back.eventIds()].sort()).toEqual([1, 2, 3, 4, 5]);
+    expect(back.deliveries.every((d) => d.verified.ok && d.id === `evt_${JSON.parse(d.body).id}`)).toBe(true);
+  });
+
+  test('500 then 200: retried with backoff until acknowledged', async () => {
+    const secret = newWebhookSecret();
+    const r = receiver(secret, { behaviour: (attempt) => new Response('no', { status: attempt < 2 ? 500 : 200 }) });
+    const { h, outbox } = setup(r, secret);
+    await h.createUser();
+    await waitUntil(() => outbox().length === 0, 5000, 'delivery');
+    expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1', 'evt_1']);
+    expect(r.deliveries.every((d) => d.verified.ok)).toBe(true);
+    // Exponential: the second wait is longer than the first (base 40 ms ± 20 %, then 80 ms ± 20 %).
+    const [a, b, c] = r.deliveries.map((d) => d.at);
+    expect(b! - a!).toBeGreaterThanOrEqual(30);
+    expect(c! - b!).toBeGreaterThan(60);
+    const samples = parseSamples((await h.call('GET', '/metrics')).text);
+    expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'retry' })).toBe(2);
+    expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'delivered' })).toBe(1);
+  });
+
+  test('a receiver slower than the attempt timeout is retried; one within it is not duplicated', async () => {
+    const secret = newWebhookSecret();
+    const r = receiver(secret, {
+      behaviour: async (attempt) => {
+        await Bun.sleep(attempt === 0 ? 1000 : 200);
+        return new Response(null, { status: 200 });
+      },
+    });
+    const { h, outbox } = setup(r, secret);
+    await h.createUser();
+    await waitUntil(() => outbox().length === 0, 5000, 'delivery');
+    expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1']);
+    expect(h.logs.some((line) => line.message === 'webhook deliveries will be retried' && line.reason === 'timeout')).toBe(true);
+  });
+
+  test('after the retry window a delivery is marked failed, counted and logged', async () => {
+    const secret = newWebhookSecret();
+    const r = receiver(secret, { behaviour: () => new Response(null, { status: 503 }) });
+    const { h, outbox } = setup(r, secret, { ...FAST, retryWindowMs: 300 });
+    await h.createUser();
+    await waitUntil(() => outbox()[0]?.state === 'failed', 5000, 'failure');
+    const attempts = r.deliveries.length;
+    await Bun.sleep(200);
+    expect(r.deliveries).toHaveLength(attempts);
+    expect(h.logs.find((line) => line.message === 'webhook deliveries failed for good after the retry window')).toMatchObject({ event_ids: [1] });
+    const samples = parseSamples((await h.call('GET', '/metrics')).text);
+    expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'failed' })).toBe(1);
+    expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'pending' })).toBe(0);
+    expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'failed' })).toBe(1);
+  });
+
+  test('stopping gives claimed rows back at once instead of leaving them leased', async () => {
+    const secret = newWebhookSecret();
+    const r = receiver(secret, { behaviour: async () => new Promise(() => {}) });
+    const { h, outbox } = setup(r, secret, { ...FAST, attemptTimeoutMs: 60_000 });
+    await h.createUser();
+    await waitUntil(() => r.deliveries.length === 1, 5000, 'the attempt');
+    await h.sender!.stop();
+    const [row] = h.db.$client.query<{ lease_until_ms: number; state: string }, []>('select lease_until_ms, state from webhook_deliveries').all();
+    expect(row).toEqual({ lease_until_ms: 0, state: 'pending' });
+    expect(outbox()).toHaveLength(1);
+  });
+});
+
+describe('several senders on one database', () => {
+  test('claims are exclusive: two senders deliver 300 events exactly once between them', async () => {
+    const dir = makeTempDir();
+    cleanups.push(() => removeDir(dir));
+    const secret = newWebhookSecret();
+    const r = receiver(secret, { behaviour: async () => {
+      await Bun.sleep(2);
+      return new Response(null, { status: 200 });
+    } });
+    const writer = openDatabase(dir);
+    const insert = writer.$client.prepare("insert into events (time, type) values (?, 'user.created')");
+    const now = Math.floor(Date.now() / 1000);
+    writer.$client.transaction(() => {
+      for (let i = 0; i < 300; i++) insert.run(now);
+      writer.$client.run('insert into webhook_deliveries (event_id) select id from events');
+    })();
+    const delivered = [0, 0];
+    const senders = [0, 1].map((n) => {
+      const db = openDatabase(dir);
+      const sender = startWebhookSender({
+        onAttempt: (outcome) => outcome === 'delivered' && delivered[n]!++,
+        store: sqliteStores(db).webhooks,
+        target: { url: r.url, key: parseWebhookSecret(secret)! },
+        clock: Date.now,
+        log: () => {},
+        timings: FAST,
+        concurrency: 8,
+      });
+      return { db, sender };
+    });
+    cleanups.push(async () => {
+      for (const { db, sender } of senders) {
+        await sender.stop();
+        db.$client.close();
+      }
+      writer.$client.close();
+    });
+    const left = () => (writer.$client.query('select count(*) as n from webhook_deliveries').get() as { n: number }).n;
+    await waitUntil(() => left() === 0, 20_000, 'the outbox to drain');
+    expect(r.deliveries).toHaveLength(300);
+    expect(r.eventIds().size).toBe(300);
+    // Both took part: the exclusivity was tested, not one sender doing it all.
+    expect(delivered[0]! + delivered[1]!).toBe(300);
+    expect(Math.min(...delivered)).toBeGreaterThan(20);
+  });
+});
