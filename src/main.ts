@@ -19,24 +19,25 @@ function noArguments(command: string, rest: string[]): void {
   if (rest.length > 0) throw new UsageError(`${command} takes no arguments, got '${rest[0]}'`);
 }
 
-/** Start-up failures after the flags parsed (address in use, bad host, unwritable dir) are bad values too. */
-function startServing(args: string[]) {
+/** Start-up failures after the flags parsed (address in use, bad host, unwritable dir, unreachable database) are bad values too. */
+async function startServing(args: string[]) {
   const config = parseServeConfig(args, process.env);
   try {
-    return serve(config);
+    return await serve(config);
   } catch (error) {
     if (error instanceof UsageError) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new UsageError(`cannot serve on ${config.host}:${config.port} with data in ${config.dir}: ${message.split('\n')[0]}`);
+    const where = config.databaseUrl === null ? `data in ${config.dir}` : 'the database at --database-url';
+    throw new UsageError(`cannot serve on ${config.host}:${config.port} with ${where}: ${message.split('\n')[0]}`);
   }
 }
 
-function main(args: string[]): void {
+async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   if (command !== undefined && command !== 'serve') noArguments(command, rest);
   switch (command) {
     case 'serve': {
-      const { stop } = startServing(rest);
+      const { stop } = await startServing(rest);
       let stopping = false;
       const shutdown = () => {
         if (stopping) return;
@@ -64,7 +65,7 @@ function main(args: string[]): void {
 }
 
 try {
-  main(process.argv.slice(2));
+  await main(process.argv.slice(2));
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   process.stderr.write(`gatehouse: ${error.message}\n`);

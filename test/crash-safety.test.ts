@@ -105,9 +105,9 @@ async function runWorker(worker: number, call: ReturnType<typeof client>, users:
 describe('crash safety', () => {
   test('the running server commits with synchronous=FULL in WAL mode', async () => {
     const dir = tempDir();
-    const { stop, db } = serve(parseServeConfig(['--port', '0', '--dir', dir, '--secret', SECRET, '--pwned-check', 'off'], {}), silentLogger);
+    const { stop, sqlite: db } = await serve(parseServeConfig(['--port', '0', '--dir', dir, '--secret', SECRET, '--pwned-check', 'off'], {}), silentLogger);
     try {
-      const pragma = (name: string) => Object.values(db.$client.query(`pragma ${name}`).get() as Record<string, unknown>)[0];
+      const pragma = (name: string) => Object.values(db!.$client.query(`pragma ${name}`).get() as Record<string, unknown>)[0];
       expect(pragma('synchronous')).toBe(2);
       expect(pragma('journal_mode')).toBe('wal');
     } finally {

@@ -1,23 +1,22 @@
 import { createApp, createHandler, createServices, type Platform } from '../app';
 import { startSweeper } from '../code-requests/service';
-import { openDatabase } from '../db/client';
 import { startEventSweeper } from '../events/service';
 import { type Logger, stdoutLogger } from '../http/log';
 import { createMetricsService, type MetricsService } from '../metrics/service';
 import { createBreachChecker } from '../security/breach-check';
 import { systemClock } from '../security/clock';
 import { PasswordHasher } from '../security/password-hash';
-import { createRateLimits } from '../security/rate-limit';
-import { sqliteStores } from '../stores';
+import type { RateLimits } from '../security/rate-limit';
 import { scaledTimings } from '../webhooks/model';
 import { startWebhookSender, type WebhookSender } from '../webhooks/service';
 import type { ServeConfig } from './config';
 import { resolveSecret } from './secret';
+import { openLimits, openStorage } from './storage';
 
 /** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
 const HASHING_LIMITS = { concurrency: 4, maxQueue: 512 };
 
-function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher, metrics: MetricsService | null): Platform {
+function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher, metrics: MetricsService | null, limits: RateLimits): Platform {
   const clock = systemClock;
   return {
     clock,
@@ -27,7 +26,7 @@ function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher,
       log: (message) => log({ level: 'warn', message }),
       onAnswer: metrics?.countBreachAnswer,
     }),
-    limits: createRateLimits(clock),
+    limits,
     hasher,
     log,
     metrics,
@@ -36,17 +35,18 @@ function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher,
 }
 
 /** Starts serving and resolves to a `stop` that drains requests in flight and closes the database. */
-export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
+export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   // Before anything is opened or created: a refused secret file stops start-up with nothing written.
   const { secret, origin } = resolveSecret(config);
   if (origin !== null) log({ level: 'info', message: origin });
   const hasher = new PasswordHasher(HASHING_LIMITS);
-  const db = openDatabase(config.dir);
   let sender: WebhookSender | null = null;
   // Events of this process wake the sender at once; rows of other instances wait for its next poll.
-  const stores = sqliteStores(db, { webhookOutbox: config.webhook !== null, onOutboxWrite: () => sender?.wake() });
+  const storage = await openStorage(config, { webhookOutbox: config.webhook !== null, onOutboxWrite: () => sender?.wake() });
+  const { stores } = storage;
+  const shared = await openLimits(config, log);
   const metrics = config.metrics ? createMetricsService({ store: stores.metrics, hashing: hasher }) : null;
-  const platform = buildPlatform(config, log, hasher, metrics);
+  const platform = buildPlatform(config, log, hasher, metrics, shared.limits);
   const app = createApp(createServices(stores, platform), { log, docs: config.docs });
   const server = Bun.serve({
     port: config.port,
@@ -71,14 +71,15 @@ export function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     // The origin only: a path or query may carry a token of the receiver's.
     log({ level: 'info', message: `sending events to the webhook at ${new URL(config.webhook.url).origin}` });
   }
-  log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port });
+  log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port, storage: storage.kind });
   const stop = async () => {
     sweeper.stop();
     eventSweeper.stop();
     await server.stop(false);
     // After the requests: their events are in the outbox by now, and go out on the next start.
     await sender?.stop();
-    db.$client.close();
+    shared.close();
+    await storage.close();
   };
-  return { server, stop, db, platform };
+  return { server, stop, stores, sqlite: storage.sqlite, platform };
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import type { Logger } from '../http/log';
+import { describeError, type Logger } from '../http/log';
 import { toUnixSeconds, type Clock } from '../security/clock';
 import { codeMatches } from '../security/digest';
 import { enforce, type FailureLockout } from '../security/rate-limit';
@@ -117,8 +117,7 @@ export function startBatchSweeper(deps: BatchSweeper, intervalMs: number): { sto
       }
       if (total > 0) deps.log({ level: 'info', message: `swept ${deps.what}`, deleted: total });
     } catch (error) {
-      const err = error instanceof Error ? error : new Error(String(error));
-      deps.log({ level: 'error', message: `sweep of ${deps.what} failed`, error: err.name, detail: err.message });
+      deps.log({ level: 'error', message: `sweep of ${deps.what} failed`, ...describeError(error) });
     } finally {
       running = false;
     }

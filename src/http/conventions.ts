@@ -2,7 +2,7 @@ import { Elysia } from 'elysia';
 import { AppError } from '../errors';
 import { COMMON_HEADERS } from './headers';
 import { errorResponse } from './responses';
-import { type Logger, requestIdOf } from './log';
+import { describeError, type Logger, requestIdOf } from './log';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Request bodies are flat objects; this leaves ample room for nested unknown fields. */
@@ -88,8 +88,7 @@ export function httpConventions(log: Logger) {
       const isResponseCheck = code === 'VALIDATION' && (error as { type?: string }).type === 'response';
       if ((code === 'VALIDATION' && !isResponseCheck) || code === 'PARSE') return errorResponse('INVALID_DATA');
       if (code === 'NOT_FOUND') return errorResponse('NOT_FOUND');
-      const err = error instanceof Error ? error : new Error(String(error));
-      log({ level: 'error', request_id: requestIdOf(request), error: err.name, stack: err.stack });
+      log({ level: 'error', request_id: requestIdOf(request), ...describeError(error) });
       return errorResponse('UNKNOWN_ERROR');
     });
 }

@@ -28,3 +28,26 @@ export const silentLogger: Logger = () => {};
 const requestIds = new WeakMap<Request, string>();
 export const setRequestId = (request: Request, id: string) => requestIds.set(request, id);
 export const requestIdOf = (request: Request): string => requestIds.get(request) ?? '-';
+
+/**
+ * What may be logged of an unexpected error: its name, the codes of its causes, and where it was
+ * thrown. A failed query's message holds its SQL and parameters (hashes, codes, emails), so no
+ * message of a query error or of a database driver's error is ever written.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  const err = error instanceof Error ? error : new Error(String(error));
+  const causes: string[] = [];
+  let carriesValues = 'params' in err;
+  for (let cause = err.cause, depth = 0; cause instanceof Error && depth < 4; cause = cause.cause, depth++) {
+    const { code, errno } = cause as { code?: unknown; errno?: unknown };
+    causes.push([cause.name, code, errno].filter((part) => typeof part === 'string' || typeof part === 'number').join(' '));
+    carriesValues ||= 'params' in cause || code !== undefined;
+  }
+  const frames = (err.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).slice(0, 8);
+  return {
+    error: err.name,
+    ...(carriesValues ? {} : { detail: err.message.split('\n')[0] }),
+    ...(causes.length > 0 ? { cause: causes.join(' <- ') } : {}),
+    stack: frames.map((line) => line.trim()).join(' | '),
+  };
+}

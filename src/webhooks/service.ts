@@ -1,4 +1,4 @@
-import type { Logger } from '../http/log';
+import { describeError, type Logger } from '../http/log';
 import type { DeliveryOutcome } from '../metrics/model';
 import type { Clock } from '../security/clock';
 import { generateId } from '../security/random';
@@ -154,8 +154,7 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
       try {
         await turn();
       } catch (error) {
-        const err = error instanceof Error ? error : new Error(String(error));
-        deps.log({ level: 'error', message: 'webhook sender failed; trying again', error: err.name, detail: err.message });
+        deps.log({ level: 'error', message: 'webhook sender failed; trying again', ...describeError(error) });
       }
       if (!stopped) await nextTurn();
     }

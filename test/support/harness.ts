@@ -1,18 +1,16 @@
-import { createApp, createHandler, createServices, type Platform } from '../../src/app';
-import { openDatabase } from '../../src/db/client';
-import { createMetricsService } from '../../src/metrics/service';
+import type { Db } from '../../src/db/client';
+import type { PgDb } from '../../src/db/pg-client';
 import type { BreachChecker } from '../../src/security/breach-check';
-import { PasswordHasher } from '../../src/security/password-hash';
-import { createRateLimits, type RateLimits } from '../../src/security/rate-limit';
-import type { RelyingParty } from '../../src/security/webauthn';
 import type { Clock } from '../../src/security/clock';
-import { sqliteStores } from '../../src/stores';
+import type { PasswordHasher } from '../../src/security/password-hash';
+import type { RateLimits } from '../../src/security/rate-limit';
+import type { RelyingParty } from '../../src/security/webauthn';
 import type { DeliveryTimings, WebhookTarget } from '../../src/webhooks/model';
-import { startWebhookSender, type WebhookSender } from '../../src/webhooks/service';
+import { SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './constants';
+import { postgresInstance, sqliteInstance, type Instance, type InstanceSettings } from './instance';
+import { INSTANCES, SETUP, sharedEngines, trackTenant } from './setups';
 
-export const SECRET = 'test-secret-0123456789';
-export const STRONG_PASSWORD = 'gatehouse test password 1';
-export const WEAK_PASSWORD = 'password123';
+export { SECRET, STRONG_PASSWORD, WEAK_PASSWORD };
 
 /** A breach checker that knows a fixed set, so tests never touch the network. */
 export const fakeBreachChecker = (breached: string[] = [WEAK_PASSWORD, 'password', '12345678']): BreachChecker => ({
@@ -42,46 +40,71 @@ export interface HarnessOptions {
   relyingParty?: RelyingParty;
 }
 
-/** An in-process Gatehouse on an in-memory database with a fake clock and a captured log. */
+/** The database of a harness, for tests that look at stored rows (test/support/rows.ts). */
+export type Backend = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; db: PgDb };
+
+let harnesses = 0;
+
+/**
+ * An in-process Gatehouse with a fake clock and a captured log, on the storage GATEHOUSE_TEST_SETUP
+ * names (test/support/setups.ts): in-memory SQLite, or a fresh PostgreSQL database with Redis limits,
+ * as one instance or as two whose requests alternate. Ready at once on SQLite; on PostgreSQL every
+ * call waits for `ready` first.
+ */
 export function createHarness(options: HarnessOptions = {}) {
   let now = options.startMs ?? Date.UTC(2026, 0, 1);
   const logs: Record<string, unknown>[] = [];
-  const clock = options.clock ?? (() => now);
-  const db = openDatabase(null);
-  let sender: WebhookSender | null = null;
-  const stores = sqliteStores(db, { webhookOutbox: options.webhook !== undefined, onOutboxWrite: () => sender?.wake() });
-  const hasher = options.hasher ?? new PasswordHasher(options.hashing ?? { concurrency: 4, maxQueue: 1000 });
-  const metrics = options.metrics === false ? null : createMetricsService({ store: stores.metrics, hashing: hasher });
-  // Services keep the limits object they were given; tests swap what it delegates to.
-  let limits = createRateLimits(clock);
-  const swappableLimits = new Proxy({} as RateLimits, { get: (_, name) => limits[name as keyof RateLimits] });
-  const platform: Platform = {
-    clock,
-    breach: options.breach ?? fakeBreachChecker(),
-    limits: swappableLimits,
-    hasher,
+  const settings: InstanceSettings = {
+    clock: options.clock ?? (() => now),
     log: (fields) => logs.push(fields),
+    breach: options.breach ?? fakeBreachChecker(),
+    hasher: options.hasher,
+    hashing: options.hashing,
+    metrics: options.metrics !== false,
+    webhook: options.webhook,
     relyingParty: options.relyingParty ?? null,
-    metrics,
   };
-  const services = createServices(stores, platform);
-  const app = createApp(services, { log: platform.log });
-  const handle = createHandler(app, { secret: SECRET, log: platform.log, metrics });
-  if (options.webhook !== undefined) {
-    const { timings, ...target } = options.webhook;
-    sender = startWebhookSender({ store: stores.webhooks, target, clock, log: platform.log, timings, onAttempt: metrics?.countDeliveryAttempt });
+  const instances: Instance[] = [];
+  let backend: Backend | undefined;
+  let tenant: { touch(): void } | undefined;
+
+  if (SETUP === 'sqlite') {
+    const built = sqliteInstance(settings);
+    instances.push(built.instance);
+    backend = { kind: 'sqlite', db: built.db };
   }
-  const deps = {
-    db,
-    clock,
-    log: platform.log,
-    get limits(): RateLimits {
-      return limits;
-    },
-    set limits(fresh: RateLimits) {
-      limits = fresh;
-    },
+  const ready: Promise<void> =
+    SETUP === 'sqlite'
+      ? Promise.resolve()
+      : (async () => {
+          const { pg, redis } = await sharedEngines();
+          const database = await pg.freshDatabase();
+          const engines = { databaseUrl: database.url, redisUrl: redis.url, prefix: `h${process.pid}-${++harnesses}:` };
+          for (let i = 0; i < INSTANCES; i++) {
+            const built = await postgresInstance(settings, engines);
+            instances.push(built.instance);
+            backend ??= { kind: 'postgres', db: built.db };
+          }
+          tenant = trackTenant(async () => {
+            await Promise.all(instances.map((instance) => instance.close()));
+            await pg.admin(`DROP DATABASE IF EXISTS "${database.name}" WITH (FORCE)`);
+          });
+        })();
+
+  const first = (): Instance => {
+    const instance = instances[0];
+    if (instance === undefined) throw new Error('the harness is not ready: await h.ready (or a call) first');
+    return instance;
   };
+  let turn = 0;
+
+  /** Sends the request as a client of the service would; with two instances they take turns. */
+  async function handle(request: Request): Promise<Response> {
+    await ready;
+    tenant?.touch();
+    const instance = instances[turn++ % instances.length]!;
+    return instance.handle(request);
+  }
 
   async function call(method: string, path: string, opts: CallOptions = {}) {
     const headers: Record<string, string> = { ...opts.headers };
@@ -104,18 +127,54 @@ export function createHarness(options: HarnessOptions = {}) {
     return res.json as { id: string; recovery_code: string; email: string | null; created_at: number };
   }
 
+  const deps = {
+    clock: settings.clock,
+    log: settings.log,
+    /** The SQLite database (SQLite set-up only). */
+    get db(): Db {
+      if (backend?.kind !== 'sqlite') throw new Error('h.deps.db is the SQLite database; use test/support/rows.ts to read rows on any set-up');
+      return backend.db;
+    },
+    get limits(): RateLimits {
+      return first().limits;
+    },
+    /** Every instance's limits delegate to these from now on. */
+    set limits(fresh: RateLimits) {
+      for (const instance of instances) instance.limits = fresh;
+    },
+  };
+
   return {
+    setup: SETUP,
+    ready,
     deps,
-    db,
-    stores,
-    services,
-    platform,
-    app,
+    get db(): Db {
+      return deps.db;
+    },
+    get backend(): Backend {
+      if (backend === undefined) throw new Error('the harness is not ready: await h.ready first');
+      return backend;
+    },
+    get instances(): readonly Instance[] {
+      return instances;
+    },
+    get stores() {
+      return first().stores;
+    },
+    get services() {
+      return first().services;
+    },
+    get app() {
+      return first().app;
+    },
+    get sender() {
+      return first().sender;
+    },
+    platform: { log: settings.log, clock: settings.clock },
     handle,
     call,
     createUser,
     logs,
-    sender,
     now: () => now,
     advance: (ms: number) => {
       now += ms;
