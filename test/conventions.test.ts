@@ -317,19 +317,29 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
     expect(JSON.stringify(errorLine)).not.toContain(STRONG_PASSWORD);
   });
 
-  test('a closed database gives UNKNOWN_ERROR on GET /users and 503 on /health', async () => {
+  // SQLite's file closed under the app is our bug (500); a PostgreSQL pool that is gone is the database being unavailable (503, API.md §10).
+  test('a closed database gives UNKNOWN_ERROR (SQLite) or UNAVAILABLE (PostgreSQL) on GET /users, and 503 on /health', async () => {
     const h = createHarness();
-    h.deps.db.$client.close();
+    await h.ready;
+    const { backend } = h;
+    if (backend.kind === 'sqlite') backend.db.$client.close();
+    else for (const instance of h.instances) await instance.close();
     const res = await h.call('GET', '/users');
-    expect(res.status).toBe(500);
-    expect(res.text).toBe('{"error":"UNKNOWN_ERROR"}');
-    expect(h.logs.some((line) => line.level === 'error' && typeof line.request_id === 'string')).toBe(true);
+    if (backend.kind === 'sqlite') {
+      expect(res.status).toBe(500);
+      expect(res.text).toBe('{"error":"UNKNOWN_ERROR"}');
+      expect(h.logs.some((line) => line.level === 'error' && typeof line.request_id === 'string')).toBe(true);
+    } else {
+      expect(res.status).toBe(503);
+      expect(res.text).toBe('{"error":"UNAVAILABLE"}');
+    }
     const health = await h.call('GET', '/health', { auth: null });
     expect(health.status).toBe(503);
   });
 
   test('a response that breaks its own schema is UNKNOWN_ERROR, not the caller\'s INVALID_DATA', async () => {
     const h = createHarness();
+    await h.ready;
     const app = createApp(h.services, { log: h.platform.log }).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
       response: { 200: t.Object({ name: t.String() }) },
     });

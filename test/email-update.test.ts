@@ -1,9 +1,8 @@
 import { describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
-import { emailUpdateRequests, passwordResetRequests } from '../src/db/schema';
 import { sha256Hex } from '../src/security/digest';
 import { generateId } from '../src/security/random';
 import { createHarness, expectError, type Harness } from './support/harness';
+import { insertRows, rowOf, rowsOf } from './support/rows';
 
 const MINUTE = 60_000;
 const ID_FORMAT = /^[abcdefghijkmnpqrstuvwxyz23456789]{24}$/;
@@ -32,15 +31,14 @@ async function expectWrongCodes(h: Harness, request: UpdateRequest, times: numbe
   for (let i = 0; i < times; i++) expectError(await verifyNewEmail(h, request.id, wrongCodeFor(request.code)), 400, 'INCORRECT_CODE');
 }
 
-function insertResetRequest(h: Harness, userId: string): string {
+async function insertResetRequest(h: Harness, userId: string): Promise<string> {
   const id = generateId();
   const now = Math.floor(h.now() / 1000);
-  h.deps.db.insert(passwordResetRequests).values({ id, userId, createdAt: now, expiresAt: now + 600, codeHash: sha256Hex('AAAAAAAA') }).run();
+  await insertRows(h, 'passwordResetRequests', [{ id, userId, createdAt: now, expiresAt: now + 600, codeHash: sha256Hex('AAAAAAAA') }]);
   return id;
 }
 
-const resetRequestIdsOf = (h: Harness, userId: string) =>
-  h.deps.db.select({ id: passwordResetRequests.id }).from(passwordResetRequests).where(eq(passwordResetRequests.userId, userId)).all().map((r) => r.id);
+const resetRequestIdsOf = async (h: Harness, userId: string) => (await rowsOf(h, 'passwordResetRequests', { userId })).map((r) => r.id as string);
 
 describe('email update', () => {
   test('create (lower-cased), read, then confirm with a lower-case code', async () => {
@@ -172,7 +170,7 @@ describe('email update', () => {
     for (const body of bad) expectError(await h.call('POST', '/verify-new-email', { body }), 400, 'INVALID_DATA');
     expectError(await h.call('POST', '/verify-new-email', { rawBody: 'not json' }), 400, 'INVALID_DATA');
     expectError(await verifyNewEmail(h, 'unknownrequestunknownreq', 'AAAAAAAA'), 400, 'INVALID_REQUEST');
-    const row = h.deps.db.select().from(emailUpdateRequests).where(eq(emailUpdateRequests.id, request.id)).get();
+    const row = await rowOf(h, 'emailUpdateRequests', { id: request.id });
     expect(row?.failedAttempts).toBe(0);
     expect((await verifyNewEmail(h, request.id, request.code)).status).toBe(200);
   });
@@ -212,9 +210,9 @@ describe('email update', () => {
     const mineAgain = await requestUpdate(h, user.id, 'shared@example.com');
     const mineElsewhere = await requestUpdate(h, user.id, 'elsewhere@example.com');
     const theirs = await requestUpdate(h, other.id, 'shared@example.com');
-    const myResets = [insertResetRequest(h, user.id), insertResetRequest(h, user.id)];
-    const theirReset = insertResetRequest(h, other.id);
-    expect(resetRequestIdsOf(h, user.id).sort()).toEqual(myResets.sort());
+    const myResets = [await insertResetRequest(h, user.id), await insertResetRequest(h, user.id)];
+    const theirReset = await insertResetRequest(h, other.id);
+    expect((await resetRequestIdsOf(h, user.id)).sort()).toEqual(myResets.sort());
 
     expect((await verifyNewEmail(h, mine.id, mine.code)).json).toEqual({ email: 'shared@example.com' });
     for (const gone of [mineAgain, theirs]) {
@@ -222,15 +220,15 @@ describe('email update', () => {
       expectError(await verifyNewEmail(h, gone.id, gone.code), 400, 'INVALID_REQUEST');
     }
     expect((await h.call('GET', `/email-update-requests/${mineElsewhere.id}`)).status).toBe(200);
-    expect(resetRequestIdsOf(h, user.id)).toEqual([]);
-    expect(resetRequestIdsOf(h, other.id)).toEqual([theirReset]);
+    expect(await resetRequestIdsOf(h, user.id)).toEqual([]);
+    expect(await resetRequestIdsOf(h, other.id)).toEqual([theirReset]);
     expect((await h.call('GET', `/users/${other.id}`)).json.email).toBe('other@example.com');
   });
 
   test('an address taken meanwhile is EMAIL_ALREADY_USED at confirmation and invalidates the request', async () => {
     const { h, user, path } = await setup();
     const request = await requestUpdate(h, user.id, 'late@example.com');
-    const reset = insertResetRequest(h, user.id);
+    const reset = await insertResetRequest(h, user.id);
     await h.createUser({ email: 'late@example.com' });
     expectError(await verifyNewEmail(h, request.id, request.code), 400, 'EMAIL_ALREADY_USED');
     expectError(await h.call('GET', `/email-update-requests/${request.id}`), 404, 'NOT_FOUND');
@@ -238,7 +236,7 @@ describe('email update', () => {
     const after = (await h.call('GET', path)).json;
     expect(after.email).toBe('ada@example.com');
     expect(after.email_verified).toBe(false);
-    expect(resetRequestIdsOf(h, user.id)).toEqual([reset]);
+    expect(await resetRequestIdsOf(h, user.id)).toEqual([reset]);
   });
 
   test('20 parallel wrong codes count exactly 5', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
-import { emailVerificationRequests } from '../src/db/schema';
 import { createHarness, expectError, type Harness } from './support/harness';
+import { rowOf, rowsOf } from './support/rows';
 
 const MINUTE = 60_000;
 const CODE_FORMAT = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{8}$/;
@@ -86,7 +85,7 @@ describe('email verification', () => {
     const other = await h.createUser();
     expectError(await verify(h, `/users/${other.id}`, 'short'), 400, 'INVALID_DATA');
 
-    const row = h.deps.db.select().from(emailVerificationRequests).where(eq(emailVerificationRequests.userId, path.slice(7))).get();
+    const row = await rowOf(h, 'emailVerificationRequests', { userId: path.slice(7) });
     expect(row?.failedAttempts).toBe(0);
     expect((await verify(h, path, code)).status).toBe(204);
   });
@@ -112,7 +111,7 @@ describe('email verification', () => {
     expect(fresh.code).not.toBe(old.code);
     expect(fresh.created_at).toBe(old.created_at + 180);
     expect(fresh.expires_at).toBe(old.expires_at + 180);
-    const row = h.deps.db.select().from(emailVerificationRequests).where(eq(emailVerificationRequests.userId, user.id)).get();
+    const row = await rowOf(h, 'emailVerificationRequests', { userId: user.id });
     expect(row?.failedAttempts).toBe(0);
 
     expectError(await verify(h, path, old.code), 400, 'INCORRECT_CODE');
@@ -206,6 +205,6 @@ describe('email verification', () => {
     const { h, user, path } = await setup();
     await requestVerification(h, path);
     expect((await h.call('DELETE', path)).status).toBe(204);
-    expect(h.deps.db.select().from(emailVerificationRequests).where(eq(emailVerificationRequests.userId, user.id)).all()).toEqual([]);
+    expect(await rowsOf(h, 'emailVerificationRequests', { userId: user.id })).toEqual([]);
   });
 });

@@ -3,7 +3,8 @@ import { Secret, TOTP } from 'otpauth';
 import { SWEEP_BATCH_SIZE } from '../src/code-requests/service';
 import { startEventSweeper, sweepOldEvents } from '../src/events/service';
 import { createHarness, expectError, SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
-import { eventsDuring, expectNoneOf, storedEvents, summary, tableTexts } from './support/events';
+import { allowEvents, eventsDuring, expectNoneOf, refuseEvents, storedEvents, summary, tableTexts } from './support/events';
+import { execute, insertRows, rowsOf } from './support/rows';
 
 /** Every flow of API.md §4 and the events §12 says it leaves: exactly these, in this order, and nothing secret. */
 
@@ -16,22 +17,22 @@ const wrongCodeLike = (code: string) => (code.toUpperCase() === 'AAAAAAAA' ? 'BB
 
 async function setup() {
   const h = createHarness();
-  const sqlite = h.db.$client;
-  const during = (action: () => Promise<unknown>) => eventsDuring(sqlite, action).then(summary);
-  return { h, sqlite, during };
+  await h.ready;
+  const during = (action: () => Promise<unknown>) => eventsDuring(h, action).then(summary);
+  return { h, during };
 }
 
 describe('each flow appends exactly its events', () => {
   test('users: created (with client_ip) and deleted; the events outlive the user', async () => {
-    const { h, sqlite, during } = await setup();
+    const { h, during } = await setup();
     let id = '';
     expect(await during(async () => (id = (await h.createUser({ client_ip: IP })).id))).toEqual([['user.created', id, IP]]);
-    expect(storedEvents(sqlite)[0]!.time).toBe(Math.floor(h.now() / 1000));
+    expect((await storedEvents(h))[0]!.time).toBe(Math.floor(h.now() / 1000));
     h.advance(5000);
     expect(await during(() => h.call('DELETE', `/users/${id}`))).toEqual([['user.deleted', id, null]]);
-    expect(storedEvents(sqlite).at(-1)!.time).toBe(Math.floor(h.now() / 1000));
+    expect((await storedEvents(h)).at(-1)!.time).toBe(Math.floor(h.now() / 1000));
     expect(await during(() => h.call('DELETE', `/users/${id}`))).toEqual([]);
-    expect(storedEvents(sqlite).map((e) => e.user_id)).toEqual([id, id]);
+    expect((await storedEvents(h)).map((e) => e.user_id)).toEqual([id, id]);
   });
 
   test('passwords: each incorrect one is an event; the 5th from an address also blocks it, once', async () => {
@@ -161,17 +162,17 @@ describe('each flow appends exactly its events', () => {
 
 describe('a change and its events commit together', () => {
   test('when the events cannot be written, the change is not made either', async () => {
-    const { h, sqlite } = await setup();
+    const { h } = await setup();
     const user = await h.createUser();
-    sqlite.run("create trigger refuse_events before insert on events begin select raise(abort, 'events refused'); end");
+    await refuseEvents(h);
     expect((await h.call('POST', '/users', { body: { password: STRONG_PASSWORD, email: 'eve@example.com' } })).status).toBe(500);
     expect((await h.call('GET', '/users?email_query=eve')).json).toEqual([]);
     expect((await h.call('DELETE', `/users/${user.id}`)).status).toBe(500);
     expect((await h.call('GET', `/users/${user.id}`)).status).toBe(200);
     expect((await h.call('POST', `/users/${user.id}/register-totp`, { body: { key: KEY, code: codeAt(h.now()) } })).status).toBe(500);
     expect((await h.call('GET', `/users/${user.id}`)).json.registered_totp).toBe(false);
-    sqlite.run('drop trigger refuse_events');
-    expect(storedEvents(sqlite).map((e) => e.type)).toEqual(['user.created']);
+    await allowEvents(h);
+    expect((await storedEvents(h)).map((e) => e.type)).toEqual(['user.created']);
   });
 });
 
@@ -228,11 +229,8 @@ describe('GET /events', () => {
   });
 
   test('limit defaults to 100 and is at most 1000', async () => {
-    const { h, sqlite } = await setup();
-    const insert = sqlite.prepare("insert into events (time, type) values (1, 'user.created')");
-    sqlite.transaction(() => {
-      for (let i = 0; i < 1500; i++) insert.run();
-    })();
+    const { h } = await setup();
+    await insertRows(h, 'events', Array.from({ length: 1500 }, () => ({ time: 1, type: 'user.created' })));
     expect((await h.call('GET', '/events')).json).toHaveLength(100);
     expect((await h.call('GET', '/events?limit=1000')).json).toHaveLength(1000);
     expect((await h.call('GET', '/events?limit=1')).json).toHaveLength(1);
@@ -254,7 +252,7 @@ describe('GET /events', () => {
 
 describe('nothing secret in an event', () => {
   test('no password, code, recovery code, TOTP key, hash or the secret anywhere in the events table', async () => {
-    const { h, sqlite } = await setup();
+    const { h } = await setup();
     const user = await h.createUser({ email: 'ada@example.com', client_ip: IP });
     const secrets = [SECRET, STRONG_PASSWORD, NEW_PASSWORD, 'wrong password!', user.recovery_code, KEY];
     await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: 'wrong password!', client_ip: IP } });
@@ -267,10 +265,10 @@ describe('nothing secret in an event', () => {
     secrets.push(reset.code, verification.code, next);
     await h.call('POST', '/reset-password', { body: { request_id: reset.id, password: 'reset to this one 9', client_ip: IP } });
     secrets.push('reset to this one 9');
-    const stored = sqlite.query<Record<string, string>, []>('select password_hash, recovery_code_hash from users').all();
-    secrets.push(...stored.flatMap((row) => [row.password_hash!, row.recovery_code_hash!]));
-    expect(storedEvents(sqlite).length).toBeGreaterThanOrEqual(8);
-    expectNoneOf(tableTexts(sqlite, ['events']), secrets);
+    const stored = await rowsOf(h, 'users');
+    secrets.push(...stored.flatMap((row) => [row.passwordHash as string, row.recoveryCodeHash as string]));
+    expect((await storedEvents(h)).length).toBeGreaterThanOrEqual(8);
+    expectNoneOf(await tableTexts(h, ['events']), secrets);
   });
 });
 
@@ -278,33 +276,30 @@ describe('retention', () => {
   const DAY_MS = 24 * 60 * 60 * 1000;
 
   test('the sweep deletes events older than the retention, in batches, with their outbox rows', async () => {
-    const { h, sqlite } = await setup();
-    const insert = sqlite.prepare('insert into events (time, type) values (?, ?)');
+    const { h } = await setup();
     const nowSeconds = Math.floor(h.now() / 1000);
-    sqlite.transaction(() => {
-      for (let i = 0; i < 1200; i++) insert.run(nowSeconds - 91 * 86_400 - i, 'user.created');
-      insert.run(nowSeconds - 89 * 86_400, 'user.deleted');
-    })();
-    sqlite.run("insert into webhook_deliveries (event_id) select id from events where type = 'user.created' limit 10");
+    const old = Array.from({ length: 1200 }, (_, i) => ({ time: nowSeconds - 91 * 86_400 - i, type: 'user.created' }));
+    await insertRows(h, 'events', [...old, { time: nowSeconds - 89 * 86_400, type: 'user.deleted' }]);
+    await execute(h, "insert into webhook_deliveries (event_id) select id from events where type = 'user.created' limit 10");
     expect(await sweepOldEvents(h.stores.events, h.now(), 90)).toBe(SWEEP_BATCH_SIZE);
     let total = SWEEP_BATCH_SIZE;
     for (let n = await sweepOldEvents(h.stores.events, h.now(), 90); n > 0; n = await sweepOldEvents(h.stores.events, h.now(), 90)) total += n;
     expect(total).toBe(1200);
-    expect(storedEvents(sqlite).map((e) => e.type)).toEqual(['user.deleted']);
-    expect(sqlite.query('select count(*) as n from webhook_deliveries').get()).toEqual({ n: 0 });
+    expect((await storedEvents(h)).map((e) => e.type)).toEqual(['user.deleted']);
+    expect(await execute(h, 'select cast(count(*) as integer) as n from webhook_deliveries')).toEqual([{ n: 0 }]);
     // A shorter retention reaches the newer one too.
     expect(await sweepOldEvents(h.stores.events, h.now(), 30)).toBe(1);
   });
 
   test('ids keep growing after the sweep emptied the table, so a reader\'s cursor never skips new events', async () => {
-    const { h, sqlite } = await setup();
+    const { h } = await setup();
     await h.createUser();
     await h.createUser();
     h.advance(100 * DAY_MS);
     while ((await sweepOldEvents(h.stores.events, h.now(), 90)) > 0);
-    expect(storedEvents(sqlite)).toEqual([]);
+    expect(await storedEvents(h)).toEqual([]);
     await h.createUser();
-    expect(storedEvents(sqlite).map((e) => e.id)).toEqual([3]);
+    expect((await storedEvents(h)).map((e) => e.id)).toEqual([3]);
     expect((await h.call('GET', '/events?after=2')).json).toHaveLength(1);
   });
 

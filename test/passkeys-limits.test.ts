@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { sweepExpired } from '../src/code-requests/service';
 import { expectError, STRONG_PASSWORD } from './support/harness';
+import { rowOf } from './support/rows';
 import {
   authenticationOptions,
   challengeExists,
@@ -29,8 +30,8 @@ describe('a challenge is redeemed once, also in parallel', () => {
     );
     expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(9).fill(400)]);
     for (const answer of answers.filter((a) => a.status !== 200)) expect(answer.json).toEqual({ error: 'INVALID_REQUEST' });
-    expect(h.db.$client.query('select counter from passkeys where id = ?').get(passkey.id)).toEqual({ counter: 1 });
-    expect(challengeExists(h, challenge_id)).toBe(false);
+    expect((await rowOf(h, 'passkeys', { id: passkey.id }))?.counter).toBe(1);
+    expect(await challengeExists(h, challenge_id)).toBe(false);
   });
 
   test('the same registration and the same second factor sent 10 times at once: one success each', async () => {
@@ -43,7 +44,7 @@ describe('a challenge is redeemed once, also in parallel', () => {
       Array.from({ length: 10 }, () => h.call('POST', `/users/${user.id}/passkeys`, { body: { challenge_id, response: created } })),
     );
     expect(registrations.map((a) => a.status).sort()).toEqual([200, ...Array(9).fill(400)]);
-    expect(tables(h).passkeys).toHaveLength(1);
+    expect((await tables(h)).passkeys).toHaveLength(1);
     const second = await authenticationOptions(h, { user_id: user.id, purpose: 'second_factor' });
     const asserted = await authenticator.authenticate(second.options);
     const verifies = await Promise.all(
@@ -60,9 +61,9 @@ describe('a challenge is redeemed once, also in parallel', () => {
     const use = (challengeId: string, counter: number) => h.stores.passkeys.use(challengeId, { passkeyId: passkey.id, counter, backedUp: false, nowSeconds: h.now() / 1000 }, () => []);
     expect(await use(first.challenge_id, 5)).toBe('used');
     expect(await use(second.challenge_id, 4)).toBe('stale');
-    expect(challengeExists(h, second.challenge_id)).toBe(false);
+    expect(await challengeExists(h, second.challenge_id)).toBe(false);
     expect(await use(second.challenge_id, 9)).toBe('gone');
-    expect(h.db.$client.query('select counter from passkeys where id = ?').get(passkey.id)).toEqual({ counter: 5 });
+    expect((await rowOf(h, 'passkeys', { id: passkey.id }))?.counter).toBe(5);
   });
 });
 
@@ -86,7 +87,7 @@ describe('the login block of an address, shared with passwords', () => {
     const { challenge_id, options } = await authenticationOptions(h);
     const response = await authenticator.authenticate(options);
     expectError(await h.call('POST', '/authenticate/passkey', { body: { challenge_id, response, client_ip: ip } }), 400, 'TOO_MANY_REQUESTS');
-    expect(challengeExists(h, challenge_id)).toBe(true);
+    expect(await challengeExists(h, challenge_id)).toBe(true);
     expect((await h.call('POST', '/authenticate/passkey', { body: { challenge_id, response, client_ip: '198.51.100.1' } })).status).toBe(200);
     h.advance(FIFTEEN_MINUTES);
     expect((await login(h, authenticator, { clientIp: ip })).status).toBe(200);
@@ -115,11 +116,11 @@ describe('the login block of an address, shared with passwords', () => {
   test('passkey-authentication-options spends the address token', async () => {
     const h = passkeyHarness();
     for (let i = 0; i < 5; i++) await authenticationOptions(h, { client_ip: '192.0.2.1' });
-    const before = tables(h);
+    const before = await tables(h);
     const res = await h.call('POST', '/passkey-authentication-options', { body: { client_ip: '192.0.2.1' } });
     expectError(res, 400, 'TOO_MANY_REQUESTS');
     expect(Number(res.headers.get('retry-after'))).toBe(10);
-    expect(tables(h)).toEqual(before);
+    expect(await tables(h)).toEqual(before);
     await authenticationOptions(h, { client_ip: '192.0.2.2' });
   });
 });
@@ -139,7 +140,7 @@ describe('the second factor lockout of a user', () => {
     const locked = await h.call('POST', `/users/${user.id}/verify-2fa/passkey`, { body: { challenge_id, response } });
     expectError(locked, 400, 'TOO_MANY_REQUESTS');
     expect(Number(locked.headers.get('retry-after'))).toBe(15 * 60);
-    expect(challengeExists(h, challenge_id)).toBe(true);
+    expect(await challengeExists(h, challenge_id)).toBe(true);
     // Another user, and the passwordless login of this one, are not locked.
     expect((await login(h, authenticator)).status).toBe(200);
     h.advance(FIFTEEN_MINUTES);
@@ -174,7 +175,7 @@ describe('sweep', () => {
     expect(await sweepExpired(h.stores.codeRequests, h.now())).toBe(0);
     h.advance(100_000);
     expect(await sweepExpired(h.stores.codeRequests, h.now())).toBe(2);
-    expect(challengeExists(h, old.challenge_id)).toBe(false);
-    expect(challengeExists(h, fresh.challenge_id)).toBe(true);
+    expect(await challengeExists(h, old.challenge_id)).toBe(false);
+    expect(await challengeExists(h, fresh.challenge_id)).toBe(true);
   });
 });

@@ -32,17 +32,17 @@ async function refused(
   challenge: { id: string; consumed: boolean },
   on: Harness = h,
 ) {
-  const before = tables(on, ['challenges', 'events']);
-  const challengesBefore = tables(on).challenges!.length;
-  const eventsBefore = tables(on).events!.length;
-  const existed = challengeExists(on, challenge.id);
+  const before = await tables(on, ['challenges', 'events']);
+  const challengesBefore = (await tables(on)).challenges!.length;
+  const eventsBefore = (await tables(on)).events!.length;
+  const existed = await challengeExists(on, challenge.id);
   expectError(await call(), 400, error);
-  expect(tables(on, ['challenges', 'events'])).toEqual(before);
-  expect(challengeExists(on, challenge.id)).toBe(existed && !challenge.consumed);
+  expect(await tables(on, ['challenges', 'events'])).toEqual(before);
+  expect(await challengeExists(on, challenge.id)).toBe(existed && !challenge.consumed);
   // No other challenge went with it.
   const usedUp = existed && challenge.consumed;
-  expect(tables(on).challenges!.length).toBe(challengesBefore - (usedUp ? 1 : 0));
-  const written = (tables(on).events as { type: string }[]).slice(eventsBefore).map((event) => event.type);
+  expect((await tables(on)).challenges!.length).toBe(challengesBefore - (usedUp ? 1 : 0));
+  const written = ((await tables(on)).events as { type: string }[]).slice(eventsBefore).map((event) => event.type);
   expect(written).toEqual(usedUp && error === 'PASSKEY_VERIFICATION_FAILED' ? ['passkey.failed'] : []);
 }
 
@@ -140,9 +140,9 @@ describe('duplicates and the limit of ten', () => {
     for (let i = 0; i < 9; i++) await registered(h, user.id, softAuthenticator());
     const early = await registrationOptions(h, user.id);
     await registered(h, user.id, softAuthenticator());
-    const before = tables(h);
+    const before = await tables(h);
     expectError(await h.call('POST', `/users/${user.id}/passkey-registration-options`), 400, 'NOT_ALLOWED');
-    expect(tables(h)).toEqual(before);
+    expect(await tables(h)).toEqual(before);
     const response = await softAuthenticator().register(early.options);
     await refused(postPasskey(user.id, { challenge_id: early.challenge_id, response }), 'NOT_ALLOWED', { id: early.challenge_id, consumed: true });
     expect((await h.call('GET', `/users/${user.id}`)).json.passkey_count).toBe(10);

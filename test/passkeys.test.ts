@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import { createHarness, expectError } from './support/harness';
+import { insertRows, rowOf, rowsOf } from './support/rows';
 import {
   authenticationOptions,
   login,
@@ -14,7 +15,7 @@ import {
 
 /** API.md §13 through HTTP with the software authenticator: ceremonies, answers and management. */
 const h = passkeyHarness();
-const row = (id: string) => h.db.$client.query('select * from passkeys where id = ?').get(id) as Record<string, any>;
+const row = async (id: string) => (await rowOf(h, 'passkeys', { id }))!;
 const PASSKEY_FIELDS = ['backed_up', 'created_at', 'id', 'last_used_at', 'name', 'transports', 'user_id'];
 
 describe('registration', () => {
@@ -50,13 +51,13 @@ describe('registration', () => {
     expect(Object.keys(res.json).sort()).toEqual(PASSKEY_FIELDS);
     expect(res.json).toMatchObject({ user_id: user.id, name: 'Passkey', last_used_at: null, backed_up: false, transports: ['internal'] });
     expect(res.json.created_at).toBe(Math.floor(h.now() / 1000));
-    const stored = row(res.json.id);
-    expect(stored.credential_id).toBe(authenticator.credentials[0]!.id);
+    const stored = (await row(res.json.id));
+    expect(stored.credentialId).toBe(authenticator.credentials[0]!.id);
     expect(stored.counter).toBe(0);
-    for (const secret of [stored.credential_id, stored.public_key]) expect(res.text).not.toContain(secret);
+    for (const secret of [stored.credentialId, stored.publicKey]) expect(res.text).not.toContain(secret);
     const listed = await h.call('GET', `/users/${user.id}/passkeys`);
     expect(listed.json).toEqual([res.json]);
-    expect(listed.text).not.toContain(stored.credential_id);
+    expect(listed.text).not.toContain(stored.credentialId);
     expect((await h.call('GET', `/users/${user.id}`)).json.passkey_count).toBe(1);
   });
 
@@ -77,7 +78,7 @@ describe('registration', () => {
     response.response.transports = ['usb', 'x'.repeat(1000), 'hybrid', 'usb', 'smart-card'] as never;
     const res = await h.call('POST', `/users/${user.id}/passkeys`, { body: { challenge_id, response } });
     expect(res.json.transports).toEqual(['usb', 'hybrid', 'smart-card']);
-    expect(row(res.json.id).transports).toBe('usb,hybrid,smart-card');
+    expect((await row(res.json.id)).transports).toBe('usb,hybrid,smart-card');
   });
 
   test('options exclude the user\'s passkeys, and the authenticator then refuses to register again', async () => {
@@ -130,10 +131,10 @@ describe('management', () => {
     await registered(h, user.id, authenticator);
     await registrationOptions(h, user.id);
     await authenticationOptions(h, { user_id: user.id });
-    const count = (table: string) => (h.db.$client.query(`select count(*) as n from ${table} where user_id = ?`).get(user.id) as { n: number }).n;
-    expect([count('passkeys'), count('challenges')]).toEqual([1, 2]);
+    const counts = async () => [(await rowsOf(h, 'passkeys', { userId: user.id })).length, (await rowsOf(h, 'challenges', { userId: user.id })).length];
+    expect(await counts()).toEqual([1, 2]);
     expect((await h.call('DELETE', `/users/${user.id}`)).status).toBe(204);
-    expect([count('passkeys'), count('challenges')]).toEqual([0, 0]);
+    expect(await counts()).toEqual([0, 0]);
     expectError(await login(h, authenticator), 400, 'PASSKEY_VERIFICATION_FAILED');
   });
 });
@@ -151,9 +152,9 @@ describe('passwordless login', () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual((await h.call('GET', `/users/${user.id}`)).json);
     expect(res.json).toMatchObject({ id: user.id, email: 'login@example.com', passkey_count: 1 });
-    expect(row(passkey.id)).toMatchObject({ counter: 1, last_used_at: Math.floor(h.now() / 1000) });
+    expect((await row(passkey.id))).toMatchObject({ counter: 1, lastUsedAt: Math.floor(h.now() / 1000) });
     expect((await login(h, authenticator)).status).toBe(200);
-    expect(row(passkey.id).counter).toBe(2);
+    expect((await row(passkey.id)).counter).toBe(2);
   });
 
   test('with user_id: only that user\'s passkeys; none → NOT_ALLOWED; unknown user → NOT_FOUND', async () => {
@@ -173,9 +174,9 @@ describe('passwordless login', () => {
     const authenticator = softAuthenticator({ counter: 'zero', backupEligible: true, backedUp: false });
     const passkey = await registered(h, user.id, authenticator);
     for (let i = 0; i < 3; i++) expect((await login(h, authenticator)).status).toBe(200);
-    expect(row(passkey.id)).toMatchObject({ counter: 0, backed_up: 0 });
+    expect((await row(passkey.id))).toMatchObject({ counter: 0, backedUp: false });
     expect((await login(h, authenticator, { knobs: { backedUp: true } })).status).toBe(200);
-    expect(row(passkey.id).backed_up).toBe(1);
+    expect((await row(passkey.id)).backedUp).toBe(true);
   });
 
   test('bodies: the response must be a credential object; purpose second_factor needs user_id', async () => {
@@ -205,7 +206,7 @@ describe('second factor', () => {
     const res = await secondFactor(h, user.id, authenticator);
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
-    expect(row(passkey.id)).toMatchObject({ counter: 1, last_used_at: Math.floor(h.now() / 1000) });
+    expect((await row(passkey.id))).toMatchObject({ counter: 1, lastUsedAt: Math.floor(h.now() / 1000) });
     // The same passkey cannot log in without the user's verification.
     expectError(await login(h, authenticator), 400, 'PASSKEY_VERIFICATION_FAILED');
   });
@@ -216,9 +217,7 @@ describe('without an RP id', () => {
     const off = createHarness();
     const user = await off.createUser();
     const body = { challenge_id: 'k3mf8qz2hv9wne4rp6tjc7xa', response: { id: 'a', rawId: 'a', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'oA', authenticatorData: 'AA', signature: 'AA' } } };
-    off.db.$client
-      .query("insert into passkeys (id, user_id, credential_id, public_key, counter, transports, backed_up, name, created_at) values ('pk', ?, 'c', 'k', 0, '', 0, 'n', 1)")
-      .run(user.id);
+    await insertRows(off, 'passkeys', [{ id: 'pk', userId: user.id, credentialId: 'c', publicKey: 'k', counter: 0, transports: '', backedUp: false, name: 'n', createdAt: 1 }]);
     const calls: [string, string, unknown?][] = [
       ['POST', `/users/${user.id}/passkey-registration-options`, {}],
       ['POST', `/users/${user.id}/passkeys`, body],

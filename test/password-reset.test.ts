@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'bun:test';
 import { sha256Hex } from '../src/security/digest';
 import { createHarness, expectError, STRONG_PASSWORD, WEAK_PASSWORD, type Harness } from './support/harness';
+import { rowOf as storedRow } from './support/rows';
 
 const NEW_PASSWORD = 'a brand new passphrase 2';
 const TEN_MINUTES = 10 * 60 * 1000;
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
 
 type Created = { id: string; user_id: string; created_at: number; expires_at: number; code: string };
-type ResetRow = { id: string; user_id: string; code_hash: string; email_verified: number; failed_attempts: number };
 
 async function setup() {
   const h = createHarness();
@@ -33,8 +33,8 @@ const verifyPassword = (h: Harness, userId: string, password: string) =>
 /** A well-formed code that differs from `code` in its first character. */
 const wrongCode = (code: string): string => (code[0] === 'A' ? 'B' : 'A') + code.slice(1);
 
-const rowOf = (h: Harness, id: string) =>
-  h.deps.db.$client.query('select * from password_reset_requests where id = ?').get(id) as ResetRow | null;
+/** The stored request, or null once it is gone. */
+const rowOf = async (h: Harness, id: string) => (await storedRow(h, 'passwordResetRequests', { id })) ?? null;
 
 const expectRetryAfter = (res: { status: number; json: any; headers: Headers }, min = 1) => {
   expectError(res, 400, 'TOO_MANY_REQUESTS');
@@ -58,7 +58,7 @@ describe('password reset flow', () => {
 
     expect((await verify(h, created.id, created.code.toLowerCase())).status).toBe(204);
     expect((await verify(h, created.id, created.code)).status).toBe(204); // repeatable
-    expect(rowOf(h, created.id)?.email_verified).toBe(1);
+    expect((await rowOf(h, created.id))?.emailVerified).toBe(true);
     expect((await h.call('GET', `/password-reset-requests/${created.id}`)).json).toEqual(view);
 
     expect((await reset(h, created.id)).status).toBe(204);
@@ -84,7 +84,7 @@ describe('password reset flow', () => {
     for (const request of [first, second, third]) {
       expectError(await h.call('GET', `/password-reset-requests/${request.id}`), 404, 'NOT_FOUND');
       expectError(await reset(h, request.id), 400, 'INVALID_REQUEST');
-      expect(rowOf(h, request.id)).toBeNull();
+      expect(await rowOf(h, request.id)).toBeNull();
     }
     expect((await h.call('GET', `/users/${user.id}/password-reset-requests`)).json).toEqual([]);
     expect((await h.call('GET', `/password-reset-requests/${othersRequest.id}`)).status).toBe(200);
@@ -95,8 +95,8 @@ describe('password reset flow', () => {
   test('the code is stored only as the SHA-256 of its upper-case form and never returned again', async () => {
     const { h, user } = await setup();
     const created = await createRequest(h, user.id);
-    const row = rowOf(h, created.id)!;
-    expect(row.code_hash).toBe(sha256Hex(created.code));
+    const row = (await rowOf(h, created.id))!;
+    expect(row.codeHash).toBe(sha256Hex(created.code));
     for (const value of Object.values(row)) expect(String(value).toUpperCase()).not.toContain(created.code);
 
     const single = await h.call('GET', `/password-reset-requests/${created.id}`);
@@ -232,7 +232,7 @@ describe('POST /password-reset-requests/{id}/verify-email', () => {
     expectError(await h.call('POST', path, { rawBody: 'not json' }), 400, 'INVALID_DATA');
     expectError(await h.call('POST', path, { rawBody: '' }), 400, 'INVALID_DATA');
     expectError(await verify(h, created.id, created.code, { client_ip: 'x'.repeat(65) }), 400, 'INVALID_DATA');
-    expect(rowOf(h, created.id)).toMatchObject({ failed_attempts: 0, email_verified: 0 });
+    expect(await rowOf(h, created.id)).toMatchObject({ failedAttempts: 0, emailVerified: false });
   });
 
   test('a wrong code is INCORRECT_CODE; the 5th invalidates the request (then 404 / INVALID_REQUEST)', async () => {
@@ -240,10 +240,10 @@ describe('POST /password-reset-requests/{id}/verify-email', () => {
     const created = await createRequest(h, user.id);
     for (let i = 1; i <= 4; i++) {
       expectError(await verify(h, created.id, wrongCode(created.code)), 400, 'INCORRECT_CODE');
-      expect(rowOf(h, created.id)?.failed_attempts).toBe(i);
+      expect((await rowOf(h, created.id))?.failedAttempts).toBe(i);
     }
     expectError(await verify(h, created.id, wrongCode(created.code).toLowerCase()), 400, 'INCORRECT_CODE');
-    expect(rowOf(h, created.id)).toBeNull();
+    expect(await rowOf(h, created.id)).toBeNull();
     expectError(await verify(h, created.id, created.code), 404, 'NOT_FOUND');
     expectError(await h.call('GET', `/password-reset-requests/${created.id}`), 404, 'NOT_FOUND');
     expectError(await reset(h, created.id), 400, 'INVALID_REQUEST');
@@ -266,7 +266,7 @@ describe('POST /password-reset-requests/{id}/verify-email', () => {
     const created = await createRequest(h, user.id);
     for (let i = 0; i < 5; i++) expect((await verify(h, created.id, created.code, { client_ip: '203.0.113.7' })).status).toBe(204);
     expectRetryAfter(await verify(h, created.id, wrongCode(created.code), { client_ip: '203.0.113.7' }));
-    expect(rowOf(h, created.id)?.failed_attempts).toBe(0);
+    expect((await rowOf(h, created.id))?.failedAttempts).toBe(0);
     expect((await verify(h, created.id, created.code)).status).toBe(204);
   });
 });
@@ -317,7 +317,7 @@ describe('concurrency', () => {
     const errors = answers.map((res) => res.json?.error);
     expect(errors.filter((e) => e === 'INCORRECT_CODE').length).toBe(5);
     expect(errors.filter((e) => e === 'NOT_FOUND').length).toBe(15);
-    expect(rowOf(h, created.id)).toBeNull();
+    expect(await rowOf(h, created.id)).toBeNull();
     expectError(await reset(h, created.id), 400, 'INVALID_REQUEST');
   });
 
@@ -327,7 +327,7 @@ describe('concurrency', () => {
     for (let i = 0; i < 3; i++) await verify(h, created.id, wrongCode(created.code));
     const answers = await Promise.all(Array.from({ length: 10 }, () => verify(h, created.id, wrongCode(created.code))));
     expect(answers.filter((res) => res.json?.error === 'INCORRECT_CODE').length).toBe(2);
-    expect(rowOf(h, created.id)).toBeNull();
+    expect(await rowOf(h, created.id)).toBeNull();
   });
 
   test('10 parallel resets of one request: exactly one 204, and its password is the one set', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
-import { users } from '../src/db/schema';
 import { createHarness, expectError, type Harness, STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
+import { rowOf, updateRows } from './support/rows';
 
 const NEW_PASSWORD = 'another strong password 2';
 const WRONG_PASSWORD = 'not the right password';
@@ -101,15 +100,15 @@ describe('POST /users/{id}/update-password', () => {
   test('204, then the new password verifies and the old one does not; other state is kept', async () => {
     const h = createHarness();
     const user = await h.createUser({ email: 'update@example.com' });
-    h.deps.db.update(users).set({ emailVerified: true }).where(eq(users.id, user.id)).run();
-    const before = h.deps.db.select().from(users).where(eq(users.id, user.id)).get()!;
+    await updateRows(h, 'users', { emailVerified: true }, { id: user.id });
+    const before = (await rowOf(h, 'users', { id: user.id }))!;
     const res = await update(h, user.id, { password: STRONG_PASSWORD, new_password: NEW_PASSWORD });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect((await verify(h, user.id, { password: NEW_PASSWORD })).status).toBe(204);
     expectError(await verify(h, user.id, { password: STRONG_PASSWORD }), 400, 'INCORRECT_PASSWORD');
     expect((await authenticate(h, { email: 'update@example.com', password: NEW_PASSWORD })).json).toMatchObject({ id: user.id, email_verified: true });
-    const after = h.deps.db.select().from(users).where(eq(users.id, user.id)).get()!;
+    const after = (await rowOf(h, 'users', { id: user.id }))!;
     expect(after.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,/);
     expect({ ...after, passwordHash: '' }).toEqual({ ...before, passwordHash: '' });
   });

@@ -1,21 +1,14 @@
 import { describe, expect, test } from 'bun:test';
-import { eq } from 'drizzle-orm';
-import {
-  emailUpdateRequests,
-  emailVerificationRequests,
-  passwordResetRequests,
-  totpCredentials,
-  users,
-} from '../src/db/schema';
 import { generateId } from '../src/security/random';
 import { createHarness, expectError, type Harness, STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
+import { insertRows, rowOf as storedRow, rowsOf, updateRows, type TableName } from './support/rows';
 
 const ID = /^[abcdefghijkmnpqrstuvwxyz23456789]{24}$/;
 const RECOVERY_CODE = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{16}$/;
 const USER_FIELDS = ['created_at', 'email', 'email_verified', 'id', 'passkey_count', 'registered_totp'];
 
 /** Inserts users straight into the database (no argon2), for tests that need many rows. */
-function insertUsers(h: Harness, rows: { createdAt: number; email?: string | null }[]): string[] {
+async function insertUsers(h: Harness, rows: { createdAt: number; email?: string | null }[]): Promise<string[]> {
   const values = rows.map((row) => ({
     id: generateId(),
     createdAt: row.createdAt,
@@ -23,13 +16,11 @@ function insertUsers(h: Harness, rows: { createdAt: number; email?: string | nul
     passwordHash: 'not-a-real-hash',
     recoveryCodeHash: 'not-a-real-hash',
   }));
-  h.deps.db.transaction((tx) => {
-    for (let i = 0; i < values.length; i += 200) tx.insert(users).values(values.slice(i, i + 200)).run();
-  });
+  await insertRows(h, 'users', values);
   return values.map((value) => value.id);
 }
 
-const rowOf = (h: Harness, id: string) => h.deps.db.select().from(users).where(eq(users.id, id)).get();
+const rowOf = (h: Harness, id: string) => storedRow(h, 'users', { id });
 
 describe('POST /users', () => {
   test('creates a user without an email and returns the model with a recovery code', async () => {
@@ -68,7 +59,7 @@ describe('POST /users', () => {
     const mixed = await h.createUser({ email: 'Ada.Lovelace@Example.COM' });
     expect(mixed.email).toBe('ada.lovelace@example.com');
     expect((await h.call('GET', `/users/${mixed.id}`)).json.email).toBe('ada.lovelace@example.com');
-    expect(rowOf(h, mixed.id)?.email).toBe('ada.lovelace@example.com');
+    expect((await rowOf(h, mixed.id))?.email).toBe('ada.lovelace@example.com');
   });
 
   test('an email of 255 characters is accepted', async () => {
@@ -188,13 +179,13 @@ describe('POST /users', () => {
   test('the password and recovery code are stored only as argon2id hashes (m=19456, t=2)', async () => {
     const h = createHarness();
     const user = await h.createUser({ email: 'stored@example.com' });
-    const row = rowOf(h, user.id)!;
+    const row = (await rowOf(h, user.id))!;
     const argon2id = /^\$argon2id\$v=19\$m=19456,t=2,p=\d+\$/;
     expect(row.passwordHash).toMatch(argon2id);
     expect(row.recoveryCodeHash).toMatch(argon2id);
     expect(await Bun.password.verify(STRONG_PASSWORD, row.passwordHash)).toBe(true);
     expect(await Bun.password.verify(user.recovery_code, row.recoveryCodeHash)).toBe(true);
-    const everything = JSON.stringify(h.deps.db.$client.query('select * from users').all());
+    const everything = JSON.stringify(await rowsOf(h, 'users'));
     expect(everything).not.toContain(STRONG_PASSWORD);
     expect(everything).not.toContain(user.recovery_code);
   });
@@ -219,8 +210,8 @@ describe('GET /users/{id}', () => {
   test('reflects email_verified and a TOTP credential', async () => {
     const h = createHarness();
     const user = await h.createUser();
-    h.deps.db.update(users).set({ emailVerified: true }).where(eq(users.id, user.id)).run();
-    h.deps.db.insert(totpCredentials).values({ userId: user.id, createdAt: 1, key: 'AAAA', lastUsedStep: 0 }).run();
+    await updateRows(h, 'users', { emailVerified: true }, { id: user.id });
+    await insertRows(h, 'totpCredentials', [{ userId: user.id, createdAt: 1, key: 'AAAA', lastUsedStep: 0 }]);
     const res = await h.call('GET', `/users/${user.id}`);
     expect(res.json).toMatchObject({ email_verified: true, registered_totp: true });
   });
@@ -254,27 +245,28 @@ describe('DELETE /users/{id}', () => {
 
   test("cascades to the user's requests and TOTP credential, and leaves other users' alone", async () => {
     const h = createHarness();
-    const [doomed, kept] = insertUsers(h, [{ createdAt: 1 }, { createdAt: 2 }]) as [string, string];
+    const [doomed, kept] = (await insertUsers(h, [{ createdAt: 1 }, { createdAt: 2 }])) as [string, string];
     for (const userId of [doomed, kept]) {
-      h.deps.db.insert(passwordResetRequests).values({ id: generateId(), userId, createdAt: 1, expiresAt: 2, codeHash: 'h' }).run();
-      h.deps.db.insert(emailVerificationRequests).values({ userId, createdAt: 1, expiresAt: 2, code: 'ABCDEFGH' }).run();
-      h.deps.db.insert(emailUpdateRequests).values({ id: generateId(), userId, createdAt: 1, expiresAt: 2, email: 'n@example.com', code: 'ABCDEFGH' }).run();
-      h.deps.db.insert(totpCredentials).values({ userId, createdAt: 1, key: 'AAAA', lastUsedStep: 0 }).run();
+      await insertRows(h, 'passwordResetRequests', [{ id: generateId(), userId, createdAt: 1, expiresAt: 2, codeHash: 'h' }]);
+      await insertRows(h, 'emailVerificationRequests', [{ userId, createdAt: 1, expiresAt: 2, code: 'ABCDEFGH' }]);
+      await insertRows(h, 'emailUpdateRequests', [{ id: generateId(), userId, createdAt: 1, expiresAt: 2, email: 'n@example.com', code: 'ABCDEFGH' }]);
+      await insertRows(h, 'totpCredentials', [{ userId, createdAt: 1, key: 'AAAA', lastUsedStep: 0 }]);
     }
     expect((await h.call('DELETE', `/users/${doomed}`)).status).toBe(204);
-    for (const table of [passwordResetRequests, emailVerificationRequests, emailUpdateRequests, totpCredentials]) {
-      const owners = h.deps.db.select({ userId: table.userId }).from(table).all().map((row) => row.userId);
-      expect(owners).toEqual([kept]);
+    const tables: TableName[] = ['passwordResetRequests', 'emailVerificationRequests', 'emailUpdateRequests', 'totpCredentials'];
+    for (const table of tables) {
+      const owners = (await rowsOf(h, table)).map((row) => row.userId);
+      expect({ table, owners }).toEqual({ table, owners: [kept] });
     }
   });
 });
 
 describe('GET /users pagination', () => {
   /** 45 users whose created_at values repeat, so ordering needs the id tie-break. */
-  function seeded() {
+  async function seeded() {
     const h = createHarness();
-    const ids = insertUsers(h, Array.from({ length: 45 }, (_, i) => ({ createdAt: 1_700_000_000 + ((i * 7) % 9) })));
-    const createdAt = new Map(h.deps.db.select({ id: users.id, createdAt: users.createdAt }).from(users).all().map((r) => [r.id, r.createdAt]));
+    const ids = await insertUsers(h, Array.from({ length: 45 }, (_, i) => ({ createdAt: 1_700_000_000 + ((i * 7) % 9) })));
+    const createdAt = new Map((await rowsOf(h, 'users')).map((r) => [r.id as string, r.createdAt as number]));
     const byCreated = [...ids].sort((a, b) => createdAt.get(a)! - createdAt.get(b)! || (a < b ? -1 : 1));
     const byId = [...ids].sort();
     return { h, byCreated, byId };
@@ -283,7 +275,7 @@ describe('GET /users pagination', () => {
   const pagination = (res: { headers: Headers }) => [res.headers.get('x-pagination-total'), res.headers.get('x-pagination-total-pages')];
 
   test('defaults: 20 per page, page 1, created_at ascending with ties by id', async () => {
-    const { h, byCreated } = seeded();
+    const { h, byCreated } = await seeded();
     const res = await h.call('GET', '/users');
     expect(res.status).toBe(200);
     expect(idsOf(res)).toEqual(byCreated.slice(0, 20));
@@ -292,7 +284,7 @@ describe('GET /users pagination', () => {
   });
 
   test('pages, a partial last page and a page past the end', async () => {
-    const { h, byCreated } = seeded();
+    const { h, byCreated } = await seeded();
     expect(idsOf(await h.call('GET', '/users?page=2'))).toEqual(byCreated.slice(20, 40));
     const last = await h.call('GET', '/users?page=3');
     expect(idsOf(last)).toEqual(byCreated.slice(40));
@@ -312,7 +304,7 @@ describe('GET /users pagination', () => {
   });
 
   test('sort_by id and created_at, both directions', async () => {
-    const { h, byCreated, byId } = seeded();
+    const { h, byCreated, byId } = await seeded();
     expect(idsOf(await h.call('GET', '/users?sort_by=id&per_page=100'))).toEqual(byId);
     expect(idsOf(await h.call('GET', '/users?sort_by=id&sort_order=descending&per_page=100'))).toEqual([...byId].reverse());
     expect(idsOf(await h.call('GET', '/users?sort_by=created_at&sort_order=ascending&per_page=100'))).toEqual(byCreated);
@@ -336,7 +328,7 @@ describe('GET /users pagination', () => {
 
   test('per_page is capped at 1000', async () => {
     const h = createHarness();
-    const ids = insertUsers(h, Array.from({ length: 1005 }, (_, i) => ({ createdAt: 1_000 + i })));
+    const ids = await insertUsers(h, Array.from({ length: 1005 }, (_, i) => ({ createdAt: 1_000 + i })));
     for (const perPage of ['1000', '1001', '5000', '99999999999999999999']) {
       const res = await h.call('GET', `/users?per_page=${perPage}`);
       expect(idsOf(res)).toEqual(ids.slice(0, 1000));
@@ -371,7 +363,7 @@ describe('GET /users pagination', () => {
     'sort_by=id&sort_by=id',
     'unknown=1',
   ])('%s falls back to the defaults, never 400', async (query) => {
-    const { h, byCreated } = seeded();
+    const { h, byCreated } = await seeded();
     const res = await h.call('GET', `/users?${query}`);
     expect(res.status).toBe(200);
     expect(idsOf(res)).toEqual(byCreated.slice(0, 20));
@@ -391,7 +383,7 @@ describe('GET /users pagination', () => {
   test('email_query: case-insensitive substring, % and _ literal, headers count the filtered set', async () => {
     const h = createHarness();
     const emails = ['a%b@x.io', 'axb@x.io', 'a_c@x.io', 'abc@x.io', 'alice@example.com', 'BOB@Example.com', 'carol@sample.org'];
-    const ids = insertUsers(h, [...emails.map((email, i) => ({ createdAt: 10 + i, email: email.toLowerCase() })), { createdAt: 99 }]);
+    const ids = await insertUsers(h, [...emails.map((email, i) => ({ createdAt: 10 + i, email: email.toLowerCase() })), { createdAt: 99 }]);
     const emailsFor = async (query: string) => {
       const res = await h.call('GET', `/users?${query}`);
       expect(res.status).toBe(200);

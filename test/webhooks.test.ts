@@ -8,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { FastHasher } from './fuzz/seed';
 import { expectNoneOf } from './support/events';
 import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
+import { rowsOf } from './support/rows';
 import { parseSamples, sumOf } from './support/prom-text';
 import { newWebhookSecret, type Receiver, startReceiver, waitUntil } from './support/webhook-receiver';
 import { makeTempDir, removeDir } from './support/server-process';
@@ -22,8 +23,9 @@ afterEach(async () => {
 
 function setup(receiver: Receiver | { url: string }, secret: string, timings = FAST) {
   const h = createHarness({ clock: Date.now, hasher: new FastHasher(), webhook: { url: receiver.url, key: parseWebhookSecret(secret)!, timings } });
-  cleanups.push(() => h.sender?.stop());
-  const outbox = () => h.db.$client.query<{ event_id: number; state: string; attempts: number }, []>('select event_id, state, attempts from webhook_deliveries').all();
+  // Every instance sends (two on the postgres-2 set-up, each claiming its own rows).
+  cleanups.push(() => Promise.all(h.instances.map((instance) => instance.sender?.stop())));
+  const outbox = async () => (await rowsOf(h, 'webhookDeliveries')).map((row) => ({ event_id: row.eventId, state: row.state, attempts: row.attempts }));
   return { h, outbox };
 }
 
@@ -74,7 +76,7 @@ describe('delivery', () => {
     const user = await h.createUser({ client_ip: '203.0.113.7' });
     await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: 'not the password' } });
     await h.call('DELETE', `/users/${user.id}`);
-    await waitUntil(() => r.deliveries.length >= 3 && outbox().length === 0, 5000, 'three deliveries');
+    await waitUntil(async () => r.deliveries.length >= 3 && (await outbox()).length === 0, 5000, 'three deliveries');
     const listed = (await h.call('GET', '/events')).json;
     expect(r.deliveries.map((d) => d.verified)).toEqual(listed.map((event: unknown) => ({ ok: true, payload: event })));
     expect(r.deliveries.map((d) => d.id)).toEqual(listed.map((event: { id: number }) => `evt_${event.id}`));
@@ -91,11 +93,11 @@ describe('delivery', () => {
     gone.stop();
     const { h, outbox } = setup({ url: `http://127.0.0.1:${port}/hooks/gatehouse` }, secret);
     for (let i = 0; i < 5; i++) await h.createUser();
-    await waitUntil(() => outbox().every((row) => row.attempts >= 3), 5000, 'three failed attempts each');
-    expect(outbox().map((row) => row.state)).toEqual(Array(5).fill('pending'));
+    await waitUntil(async () => (await outbox()).every((row) => row.attempts >= 3), 5000, 'three failed attempts each');
+    expect((await outbox()).map((row) => row.state)).toEqual(Array(5).fill('pending'));
     expect(h.logs.some((line) => line.message === 'webhook deliveries will be retried' && line.reason === 'network error')).toBe(true);
     const back = receiver(secret, { port });
-    await waitUntil(() => outbox().length === 0, 5000, 'the outbox to drain');
+    await waitUntil(async () => (await outbox()).length === 0, 5000, 'the outbox to drain');
     expect([...back.eventIds()].sort()).toEqual([1, 2, 3, 4, 5]);
     expect(back.deliveries.every((d) => d.verified.ok && d.id === `evt_${JSON.parse(d.body).id}`)).toBe(true);
   });
@@ -105,14 +107,14 @@ describe('delivery', () => {
     const r = receiver(secret, { behaviour: (attempt) => new Response('no', { status: attempt < 2 ? 500 : 200 }) });
     const { h, outbox } = setup(r, secret);
     await h.createUser();
-    await waitUntil(() => outbox().length === 0, 5000, 'delivery');
+    await waitUntil(async () => (await outbox()).length === 0, 5000, 'delivery');
     expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1', 'evt_1']);
     expect(r.deliveries.every((d) => d.verified.ok)).toBe(true);
     // Exponential: the second wait is longer than the first (base 40 ms ± 20 %, then 80 ms ± 20 %).
     const [a, b, c] = r.deliveries.map((d) => d.at);
     expect(b! - a!).toBeGreaterThanOrEqual(30);
     expect(c! - b!).toBeGreaterThan(60);
-    const samples = parseSamples((await h.call('GET', '/metrics')).text);
+    const samples = parseSamples((await h.callEach('GET', '/metrics')).join('\n'));
     expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'retry' })).toBe(2);
     expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'delivered' })).toBe(1);
   });
@@ -127,7 +129,7 @@ describe('delivery', () => {
     });
     const { h, outbox } = setup(r, secret);
     await h.createUser();
-    await waitUntil(() => outbox().length === 0, 5000, 'delivery');
+    await waitUntil(async () => (await outbox()).length === 0, 5000, 'delivery');
     expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1']);
     expect(h.logs.some((line) => line.message === 'webhook deliveries will be retried' && line.reason === 'timeout')).toBe(true);
   });
@@ -137,15 +139,18 @@ describe('delivery', () => {
     const r = receiver(secret, { behaviour: () => new Response(null, { status: 503 }) });
     const { h, outbox } = setup(r, secret, { ...FAST, retryWindowMs: 300 });
     await h.createUser();
-    await waitUntil(() => outbox()[0]?.state === 'failed', 5000, 'failure');
+    await waitUntil(async () => (await outbox())[0]?.state === 'failed', 5000, 'failure');
     const attempts = r.deliveries.length;
     await Bun.sleep(200);
     expect(r.deliveries).toHaveLength(attempts);
     expect(h.logs.find((line) => line.message === 'webhook deliveries failed for good after the retry window')).toMatchObject({ event_ids: [1] });
-    const samples = parseSamples((await h.call('GET', '/metrics')).text);
-    expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'failed' })).toBe(1);
-    expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'pending' })).toBe(0);
-    expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'failed' })).toBe(1);
+    // Counters are per instance (summed over all); the outbox gauges read the one shared database (each says the same).
+    const scrapes = (await h.callEach('GET', '/metrics')).map(parseSamples);
+    for (const samples of scrapes) {
+      expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'failed' })).toBe(1);
+      expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'pending' })).toBe(0);
+    }
+    expect(sumOf(scrapes.flat(), 'gatehouse_webhook_delivery_attempts_total', { outcome: 'failed' })).toBe(1);
   });
 
   test('stopping gives claimed rows back at once instead of leaving them leased', async () => {
@@ -154,10 +159,10 @@ describe('delivery', () => {
     const { h, outbox } = setup(r, secret, { ...FAST, attemptTimeoutMs: 60_000 });
     await h.createUser();
     await waitUntil(() => r.deliveries.length === 1, 5000, 'the attempt');
-    await h.sender!.stop();
-    const [row] = h.db.$client.query<{ lease_until_ms: number; state: string }, []>('select lease_until_ms, state from webhook_deliveries').all();
-    expect(row).toEqual({ lease_until_ms: 0, state: 'pending' });
-    expect(outbox()).toHaveLength(1);
+    for (const instance of h.instances) await instance.sender!.stop();
+    const [row] = await rowsOf(h, 'webhookDeliveries');
+    expect({ leaseUntilMs: row?.leaseUntilMs, state: row?.state }).toEqual({ leaseUntilMs: 0, state: 'pending' });
+    expect(await outbox()).toHaveLength(1);
   });
 });
 

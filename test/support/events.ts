@@ -1,5 +1,6 @@
-import type { Database } from 'bun:sqlite';
 import { expect } from 'bun:test';
+import type { Harness } from './harness';
+import { execute, rowsOf } from './rows';
 
 export interface EventRow {
   id: number;
@@ -10,13 +11,16 @@ export interface EventRow {
 }
 
 /** Every stored event, oldest first, read from the table itself rather than through the API. */
-export const storedEvents = (sqlite: Database): EventRow[] => sqlite.query<EventRow, []>('select * from events order by id').all();
+export async function storedEvents(h: Harness): Promise<EventRow[]> {
+  const rows = await rowsOf(h, 'events');
+  return rows.map((row) => ({ id: row.id, time: row.time, type: row.type, user_id: row.userId, client_ip: row.clientIp })).sort((a, b) => a.id - b.id);
+}
 
 /** Reads the events appended by `action`, as `type user client_ip` lines for short expectations. */
-export async function eventsDuring(sqlite: Database, action: () => Promise<unknown>): Promise<EventRow[]> {
-  const before = storedEvents(sqlite).at(-1)?.id ?? 0;
+export async function eventsDuring(h: Harness, action: () => Promise<unknown>): Promise<EventRow[]> {
+  const before = (await storedEvents(h)).at(-1)?.id ?? 0;
   await action();
-  return storedEvents(sqlite).filter((event) => event.id > before);
+  return (await storedEvents(h)).filter((event) => event.id > before);
 }
 
 export const summary = (events: EventRow[]) => events.map((e) => [e.type, e.user_id, e.client_ip]);
@@ -32,7 +36,22 @@ export function expectNoneOf(texts: string[], secrets: string[]): void {
   }
 }
 
-/** Every column of every row of every table whose name starts with the prefix, as text. */
-export function tableTexts(sqlite: Database, tables: string[]): string[] {
-  return tables.flatMap((table) => sqlite.query<Record<string, unknown>, []>(`select * from "${table}"`).all().map((row) => JSON.stringify(row)));
+/** Every column of every row of the tables, as text. */
+export async function tableTexts(h: Harness, tables: string[]): Promise<string[]> {
+  const rows = await Promise.all(tables.map((table) => execute(h, `select * from "${table}"`)));
+  return rows.flat().map((row) => JSON.stringify(row));
+}
+
+/** Makes every insert into the events table fail until `allowEvents`: a change must then fail with it. */
+export async function refuseEvents(h: Harness): Promise<void> {
+  if (h.backend.kind === 'sqlite') {
+    await execute(h, "create trigger refuse_events before insert on events begin select raise(abort, 'events refused'); end");
+    return;
+  }
+  await execute(h, "create function refuse_events() returns trigger language plpgsql as $$ begin raise exception 'events refused'; end $$");
+  await execute(h, 'create trigger refuse_events before insert on events for each row execute function refuse_events()');
+}
+
+export async function allowEvents(h: Harness): Promise<void> {
+  await execute(h, h.backend.kind === 'sqlite' ? 'drop trigger refuse_events' : 'drop trigger refuse_events on events');
 }

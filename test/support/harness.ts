@@ -121,6 +121,12 @@ export function createHarness(options: HarnessOptions = {}) {
     return { status: response.status, headers: response.headers, json, text };
   }
 
+  /** The same request to every instance (metrics are per process): the answers' texts. */
+  async function callEach(method: string, path: string): Promise<string[]> {
+    await ready;
+    return Promise.all(instances.map(async (instance) => (await instance.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: SECRET } }))).text()));
+  }
+
   async function createUser(body: Record<string, unknown> = {}) {
     const res = await call('POST', '/users', { body: { password: STRONG_PASSWORD, ...body } });
     if (res.status !== 200) throw new Error(`createUser failed: ${res.status} ${res.text}`);
@@ -173,6 +179,7 @@ export function createHarness(options: HarnessOptions = {}) {
     platform: { log: settings.log, clock: settings.clock },
     handle,
     call,
+    callEach,
     createUser,
     logs,
     now: () => now,

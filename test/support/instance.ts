@@ -80,7 +80,7 @@ export function sqliteInstance(settings: InstanceSettings): { instance: Instance
  * its own pool, Redis connection, hasher and per-process fallback limits, as a second process has.
  */
 export async function postgresInstance(settings: InstanceSettings, engines: { databaseUrl: string; redisUrl: string; prefix: string }): Promise<{ instance: Instance; db: PgDb }> {
-  const db = await openPostgres(engines.databaseUrl, { maxConnections: 4, idleTimeoutSeconds: 2 });
+  const db = await openPostgres(engines.databaseUrl, { maxConnections: 3, idleTimeoutSeconds: 2 });
   const link = new RedisLink({ url: engines.redisUrl, log: settings.log });
   await link.start();
   const limits = createSharedRateLimits({ link, clock: settings.clock, local: createRateLimits(settings.clock), prefix: engines.prefix });

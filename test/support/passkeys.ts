@@ -1,5 +1,6 @@
 import type { RelyingParty } from '../../src/security/webauthn';
 import { createHarness, type Harness } from './harness';
+import { rowOf, snapshot } from './rows';
 import { SoftAuthenticator, type CeremonyKnobs, type SoftAuthenticatorSettings } from './soft-authenticator';
 
 /** Helpers for passkey tests over HTTP with the software authenticator (API.md §13). */
@@ -61,15 +62,6 @@ export async function secondFactor(h: Harness, userId: string, authenticator: So
 }
 
 /** Every table's rows, to prove a refused request changed nothing. */
-export function tables(h: Harness, except: string[] = []): Record<string, unknown[]> {
-  const sqlite = h.db.$client;
-  const names = sqlite
-    .query<{ name: string }, []>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%' order by name")
-    .all()
-    .map((row) => row.name)
-    .filter((name) => !except.includes(name));
-  return Object.fromEntries(names.map((name) => [name, sqlite.query(`select * from "${name}" order by rowid`).all()]));
-}
+export const tables = (h: Harness, except: string[] = []) => snapshot(h, except);
 
-export const challengeExists = (h: Harness, id: string): boolean =>
-  h.db.$client.query('select 1 from challenges where id = ?').get(id) !== null;
+export const challengeExists = async (h: Harness, id: string): Promise<boolean> => (await rowOf(h, 'challenges', { id })) !== undefined;

@@ -48,7 +48,7 @@ interface Tenant {
  * Each harness gets a database of its own. The ones not used for longest are closed and dropped once
  * there are more than MAX_TENANTS, so a long run holds neither thousands of connections nor databases.
  */
-const MAX_TENANTS = 40;
+const MAX_TENANTS = 16;
 const tenants = new Set<Tenant>();
 let tick = 0;
 

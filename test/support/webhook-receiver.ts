@@ -64,9 +64,9 @@ export function startReceiver(secret: string, options: { port?: number; behaviou
 export type Receiver = ReturnType<typeof startReceiver>;
 
 /** Polls until `done` holds, failing after `timeoutMs`. */
-export async function waitUntil(done: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function waitUntil(done: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!done()) {
+  while (!(await done())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(10);
   }
