@@ -2,8 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { copyFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as OTPAuth from 'otpauth';
+import { postgresForThisFile } from './support/postgres';
+import { redisForThisFile } from './support/redis';
 import { killAllServers, makeTempDir, removeDir, REPO_ROOT, runToExit, startServer } from './support/server-process';
 import { newWebhookSecret, startReceiver, waitUntil } from './support/webhook-receiver';
+
+const pg = await postgresForThisFile('compiled binary on PostgreSQL');
+const redis = await redisForThisFile('compiled binary with Redis');
 
 // The binary is copied alone into an empty directory: no node_modules, no drizzle/ beside it.
 const work = makeTempDir('gatehouse-binary-');
@@ -104,5 +109,21 @@ describe('compiled binary', () => {
     } finally {
       receiver.stop();
     }
+  }, 60_000);
+
+  test.skipIf(pg.skip || redis.skip)('runs two instances on PostgreSQL and Redis: migrations embedded, state and limits shared', async () => {
+    const { url } = await pg.server().freshDatabase();
+    const secret = 'binary-on-postgres-secret-0123';
+    const flags = ['serve', '--port', '0', '--pwned-check', 'offline', '--secret', secret, '--database-url', url, '--redis-url', redis.server().url];
+    const [a, b] = await Promise.all([0, 1].map((i) => startServer({ command: [binary], cwd: work, args: [...flags, '--dir', join(work, `pg${i}`)] })));
+    const user = (await (await a!.request('POST', '/users', { password: PASSWORD, email: 'pg@example.com' })).json()) as { id: string };
+    expect(await (await b!.request('GET', `/users/${user.id}`)).json()).toMatchObject({ id: user.id, email: 'pg@example.com' });
+    const ip = '198.51.100.77';
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await (i % 2 ? a! : b!).request('POST', `/users/${user.id}/verify-password`, { password: PASSWORD, client_ip: ip })).status);
+    // One bucket of five tokens for the address, whichever instance is asked.
+    expect(statuses).toEqual([204, 204, 204, 204, 204, 400]);
+    expect(await (await b!.request('GET', '/events')).json()).toMatchObject([{ type: 'user.created', user_id: user.id }]);
+    expect(await Promise.all([a!.stop('SIGTERM'), b!.stop('SIGTERM')])).toEqual([0, 0]);
   }, 60_000);
 });
