@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
+import { isValidEmail } from '../security/email';
 
 /** Code points, not UTF-16 units: TypeBox's minLength/maxLength would count an emoji twice. */
 const codePointLength = (value: string): number => {
@@ -17,12 +18,6 @@ const isValidPassword = (value: string): boolean => {
   const n = codePointLength(value);
   return value.isWellFormed() && n >= 8 && n <= 127;
 };
-
-function isValidEmail(value: string): boolean {
-  if (!value.isWellFormed() || codePointLength(value) >= 256 || value.trim() !== value) return false;
-  const at = value.lastIndexOf('@');
-  return at >= 0 && value.slice(at + 1).includes('.');
-}
 
 const isValidClientIp = (value: string): boolean => value.isWellFormed() && codePointLength(value) <= 64;
 

@@ -2,6 +2,7 @@ import { AppError } from '../errors';
 import { addressKey } from '../security/address-key';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
 import { normalizeEmail } from '../security/email';
+import { isCurrentArgon2id } from '../security/password-formats';
 import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
 import type { RateLimits } from '../security/rate-limit';
 import type { UserView } from '../users/model';
@@ -41,8 +42,29 @@ export function createPasswordsService({ store, users, hasher, breach, limits }:
     if (clientIp !== null) await limits.loginBlock.recordFailure(addressKey(clientIp));
   };
 
+  /**
+   * Rehash on use (API.md §11): a correct password checked against anything but Gatehouse's current
+   * argon2id (an imported format, older parameters) replaces it, only if the stored hash is still
+   * the one that was checked, so parallel correct logins store exactly one new hash. A full hashing
+   * queue skips it: the login has succeeded, and the next one tries again.
+   */
+  const rehashIfOutdated = async (user: UserRecord, password: string) => {
+    if (isCurrentArgon2id(user.passwordHash)) return;
+    let fresh: string;
+    try {
+      fresh = await hasher.hash(password);
+    } catch (error) {
+      if (error instanceof AppError && error.errorCode === 'SERVER_BUSY') return;
+      throw error;
+    }
+    if (await store.replaceHash(user.id, user.passwordHash, fresh)) {
+      // Event `password.rehashed` (issue 15) belongs here: only the request whose statement applied.
+    }
+  };
+
+  /** Every endpoint that checks a password comes through here, so each one rehashes a correct one. */
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
-    if (await hasher.verify(password, user.passwordHash)) return;
+    if (await hasher.verify(password, user.passwordHash)) return rehashIfOutdated(user, password);
     await countIncorrect(clientIp);
     throw new AppError('INCORRECT_PASSWORD');
   };

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { users } from '../db/schema';
 
@@ -6,12 +6,26 @@ import { users } from '../db/schema';
 export interface PasswordStore {
   /** False when the user no longer exists (deleted while the hash was computed). */
   setHash(userId: string, passwordHash: string): Promise<boolean>;
+  /**
+   * Swaps in `newHash` only while the stored hash is still `checkedHash` (API.md §11, rehash on use):
+   * of parallel rehashes of one password, exactly one applies. False when it did not.
+   */
+  replaceHash(userId: string, checkedHash: string, newHash: string): Promise<boolean>;
 }
 
 export function sqlitePasswordStore(db: Db): PasswordStore {
   return {
     async setHash(userId, passwordHash) {
       const row = db.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id }).get();
+      return row !== undefined;
+    },
+    async replaceHash(userId, checkedHash, newHash) {
+      const row = db
+        .update(users)
+        .set({ passwordHash: newHash })
+        .where(and(eq(users.id, userId), eq(users.passwordHash, checkedHash)))
+        .returning({ id: users.id })
+        .get();
       return row !== undefined;
     },
   };
