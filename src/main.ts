@@ -1,5 +1,6 @@
 import { parseServeConfig, UsageError } from './cli/config';
 import { serve } from './cli/serve';
+import { runTransferCommand } from './cli/transfer';
 import { generateSecret } from './security/random';
 import { VERSION } from './version';
 
@@ -7,6 +8,9 @@ const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
 
   gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S]
                   [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
+  gatehouse import FILE|- [--dir D] [--on-conflict fail|skip]
+  gatehouse export [FILE|-] [--dir D]
+  gatehouse backup FILE [--dir D]
   gatehouse generate-secret
   gatehouse --version
 `;
@@ -29,6 +33,10 @@ function startServing(args: string[]) {
 
 function main(args: string[]): void {
   const [command, ...rest] = args;
+  if (command === 'import' || command === 'export' || command === 'backup') {
+    void runTransferCommand(command, rest, process.env).then((code) => process.exit(code));
+    return;
+  }
   if (command !== undefined && command !== 'serve') noArguments(command, rest);
   switch (command) {
     case 'serve': {
@@ -55,7 +63,7 @@ function main(args: string[]): void {
       process.stdout.write(USAGE);
       return;
     default:
-      throw new UsageError(command === undefined ? 'missing command (serve, generate-secret, --version)' : `unknown command '${command}'`);
+      throw new UsageError(command === undefined ? 'missing command (serve, import, export, backup, generate-secret, --version)' : `unknown command '${command}'`);
   }
 }
 
