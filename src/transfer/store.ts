@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
-import { isUniqueViolation } from '../db/constraints';
-import { beginBulkWrites, DEFAULT_PACING, inBatches, pacedWrites, type WritePacing } from '../db/bulk';
+import { isKeyConflict } from '../db/constraints';
+import { beginBulkWrites, DEFAULT_PACING, inBatches, pacedWrites, withoutUserCountTrigger, type WritePacing } from '../db/bulk';
 import type { LineProblem, StagedUser, TransferUser, UniqueField } from './model';
 
 export interface CommitOptions {
@@ -57,14 +57,10 @@ const insertTotpWhere = (where: string) =>
 /** SQLite hands booleans back as 0 and 1; the row object is fresh, so it is fixed in place. */
 type ExportRow = Omit<TransferUser, 'emailVerified'> & { emailVerified: number };
 const toTransferUser = (row: ExportRow): TransferUser => Object.assign(row, { emailVerified: row.emailVerified === 1 }) as TransferUser;
-type ProblemRow = { line: number; field: string | null; kind: LineProblem['kind']; detail: string | null; first_line: number | null };
-
-const toProblem = (row: ProblemRow): LineProblem =>
-  row.kind === 'invalid'
-    ? { line: row.line, kind: 'invalid', field: row.field, detail: row.detail ?? '' }
-    : row.kind === 'repeats'
-      ? { line: row.line, kind: 'repeats', field: row.field as UniqueField, firstLine: row.first_line ?? 0 }
-      : { line: row.line, kind: 'taken', field: row.field as UniqueField };
+type ProblemRow = { line: number; kind: LineProblem['kind']; field: UniqueField; detail: string | null; firstLine: number | null };
+/** The columns a kind of problem lacks are null. */
+const toProblem = ({ detail, firstLine, ...problem }: ProblemRow) =>
+  ({ ...problem, ...(detail === null ? {} : { detail }), ...(firstLine === null ? {} : { firstLine }) }) as LineProblem;
 
 export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING): TransferStore {
   const sqlite = db.$client;
@@ -86,7 +82,7 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
           sqlite.exec('COMMIT'); // ends the snapshot, also when the reader stops early
         }
       })();
-            return { total, batches: inBatches(snapshot, batchSize, toTransferUser) };
+      return { total, batches: inBatches(snapshot, batchSize, toTransferUser) };
     },
 
     startImport: async () => stagingOn(sqlite, pacing),
@@ -100,12 +96,11 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
 
 /** A private temporary database (`ATTACH ''`): SQLite deletes its file when closed, even after a crash. */
 function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
-  sqlite.exec(`ATTACH '' AS staging`);
-  sqlite.exec('PRAGMA staging.cache_size = -8000');
-  sqlite.exec(`CREATE TABLE staging.users (line INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, email TEXT,
-    email_verified INTEGER NOT NULL, password_hash TEXT NOT NULL, recovery_code_hash TEXT NOT NULL, totp_key TEXT, totp_last_step INTEGER)`);
-  sqlite.exec('CREATE TABLE staging.problems (line INTEGER NOT NULL, field TEXT, kind TEXT NOT NULL, detail TEXT, first_line INTEGER)');
-  sqlite.exec('CREATE INDEX staging.problems_line ON problems (line)');
+  sqlite.exec(`ATTACH '' AS staging; PRAGMA staging.cache_size = -8000;
+    CREATE TABLE staging.users (line INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, email TEXT,
+      email_verified INTEGER NOT NULL, password_hash TEXT NOT NULL, recovery_code_hash TEXT NOT NULL, totp_key TEXT, totp_last_step INTEGER);
+    CREATE TABLE staging.problems (line INTEGER NOT NULL, field TEXT, kind TEXT NOT NULL, detail TEXT, first_line INTEGER);
+    CREATE INDEX staging.problems_line ON problems (line)`);
   const stageUser = sqlite.prepare('INSERT INTO staging.users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
   const stageProblem = sqlite.prepare('INSERT INTO staging.problems VALUES (?, ?, ?, ?, ?)');
   const addProblems = (problems: LineProblem[]) => {
@@ -140,7 +135,10 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
         for (const field of ['id', 'email'] as const) sqlite.run(taken(field));
       })();
     },
-    problems: (batchSize) => inBatches(sqlite.query('SELECT * FROM staging.problems ORDER BY line, rowid').iterate() as Iterator<ProblemRow>, batchSize, toProblem),
+    problems: (batchSize) => {
+      const rows = sqlite.query('SELECT line, kind, field, detail, first_line AS firstLine FROM staging.problems ORDER BY line, rowid').iterate();
+      return inBatches(rows as Iterator<ProblemRow>, batchSize, toProblem);
+    },
     async counts() {
       const problemLines = (sqlite.query('SELECT count(DISTINCT line) AS n FROM staging.problems').get() as { n: number }).n;
       const writable = (sqlite.query(`SELECT count(*) AS n FROM staging.users s WHERE ${NO_PROBLEM}`).get() as { n: number }).n;
@@ -163,24 +161,31 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   const insertTotp = sqlite.prepare(insertTotpWhere(IN_RANGE));
   const deleteUsers = sqlite.prepare(`DELETE FROM main.users WHERE id IN (SELECT id FROM staging.users s WHERE ${IN_RANGE})`);
   const lastLine = (sqlite.query('SELECT coalesce(max(line), 0) AS n FROM staging.users').get() as { n: number }).n;
+  const counted = withoutUserCountTrigger(sqlite);
   const endBulkWrites = beginBulkWrites(sqlite);
   let written = 0;
   const conflicts: LineProblem[] = [];
   try {
-    const outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, (from, to) => {
-      try {
-        written += insertUsers.run(from, to).changes;
-        insertTotp.run(options.now, from, to);
-      } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
-        // An id or email was taken after the check (the server created a user): find the lines one by one.
-        const found = insertOneByOne(sqlite, options.now, from, to);
-        conflicts.push(...found.conflicts);
-        if (options.mode === 'fail') return false;
-        written += found.written;
-      }
-      options.onProgress(written);
-    });
+    const outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, (from, to) =>
+      counted(() => {
+        try {
+          const n = insertUsers.run(from, to).changes;
+          insertTotp.run(options.now, from, to);
+          written += n;
+          return n;
+        } catch (error) {
+          if (!isKeyConflict(error)) throw error;
+          // An id or email was taken after the check (the server created a user): find the lines one by one.
+          const found = insertOneByOne(sqlite, options.now, from, to);
+          conflicts.push(...found.conflicts);
+          if (options.mode === 'fail') return false;
+          written += found.written;
+          return found.written;
+        } finally {
+          options.onProgress(written);
+        }
+      }),
+    );
     const interrupted = outcome.stopped && conflicts.length === 0;
     if (outcome.stopped && options.mode === 'fail') {
       // All or nothing: take back what the earlier transactions wrote (their ids were free when checked).

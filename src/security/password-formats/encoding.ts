@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 
+const STANDARD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 /** bcrypt and the crypt(3) family use these 64 symbols; bcrypt maps them onto the standard order. */
 const BCRYPT_ALPHABET = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -7,7 +8,7 @@ type Padding = 'required' | 'optional' | 'none';
 
 /**
  * Strict base64: only the alphabet, padding as asked, and no stray bits in the last symbol
- * (re-encoding must give the same text), so one hash has exactly one accepted spelling.
+ * (re-encoding would give the same text), so one hash has exactly one accepted spelling.
  */
 export function decodeBase64(text: string, padding: Padding = 'optional'): Buffer | undefined {
   const body = text.replace(/=+$/, '');
@@ -16,9 +17,14 @@ export function decodeBase64(text: string, padding: Padding = 'optional'): Buffe
   if (padding === 'required' && text.length % 4 !== 0) return undefined;
   if (padded && text.length - body.length !== (4 - (body.length % 4)) % 4) return undefined;
   if (body.length % 4 === 1 || !/^[A-Za-z0-9+/]*$/.test(body)) return undefined;
-  const bytes = Buffer.from(body, 'base64');
-  if (bytes.toString('base64').replace(/=+$/, '') !== body) return undefined;
-  return bytes;
+  if (!noStrayBits(body, STANDARD_ALPHABET)) return undefined;
+  return Buffer.from(body, 'base64');
+}
+
+/** The bits of the last symbol past the last whole byte are zero (checked without re-encoding). */
+function noStrayBits(text: string, alphabet: string): boolean {
+  const strayBits = (text.length * 6) % 8;
+  return strayBits === 0 || (alphabet.indexOf(text[text.length - 1]!) & ((1 << strayBits) - 1)) === 0;
 }
 
 /** passlib's "adapted base64": `.` instead of `+`, never padded. */
@@ -33,10 +39,7 @@ export function decodeAdaptedBase64(text: string): Buffer | undefined {
  * re-encoding check, without building strings: imports parse a million of these).
  */
 export function isCanonicalBcryptBase64(text: string): boolean {
-  if (text.length % 4 === 1 || !/^[./A-Za-z0-9]*$/.test(text)) return false;
-  if (text.length === 0) return true;
-  const strayBits = (text.length * 6) % 8;
-  return (BCRYPT_ALPHABET.indexOf(text[text.length - 1]!) & ((1 << strayBits) - 1)) === 0;
+  return text.length % 4 !== 1 && /^[./A-Za-z0-9]*$/.test(text) && noStrayBits(text, BCRYPT_ALPHABET);
 }
 
 /** Lower- or upper-case hex of an exact byte length (any even length when omitted). */
