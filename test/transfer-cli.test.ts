@@ -4,7 +4,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
 import { generateTotpCode, parseTotpKey, timeStep } from '../src/security/totp';
-import { GENERATED_HASH, generatedLine } from './support/generated-users';
+import { GENERATED_HASH, generatedLine, writeGeneratedUsers } from './support/generated-users';
+import { ensureDebianPackages, reportSkipped } from './support/debian-packages';
 import { cleanEnv, REPO_ROOT, runToExit, SOURCE_COMMAND, startServer, tempDirsOfThisFile } from './support/server-process';
 import { PASSWORD, VECTORS } from './password-formats.vectors';
 
@@ -160,5 +161,32 @@ describe('bad arguments: exit 2 and one line', () => {
     expect((await runToExit(['backup', join(dir, 'b.db')], { env })).exitCode).toBe(2);
     const withDir = await runToExit(['backup', join(dir, 'b.db'), '--dir', dir], { env });
     expect(withDir.exitCode).toBe(0);
+  });
+});
+
+// util-linux's `script` runs a command on a pseudo-terminal and copies what it draws.
+const noTerminal = reportSkipped('progress bars on a terminal', await ensureDebianPackages([{ name: 'bsdutils', provides: '/usr/bin/script' }]));
+
+describe.skipIf(noTerminal)('on a terminal', () => {
+  const onTerminal = async (args: string[]) => {
+    const command = [...SOURCE_COMMAND, ...args].map((arg) => `'${arg}'`).join(' ');
+    const proc = Bun.spawn(['script', '-qec', command, '/dev/null'], { cwd: REPO_ROOT, env: cleanEnv(), stdout: 'pipe', stderr: 'pipe' });
+    const [screen] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    // Without cursor movements: the redraws run together, then the summary on its own line.
+    return screen.replace(/\x1b\[[0-9;?]*[a-zA-Z]|\x1b[78]/g, '').replaceAll('\r', '');
+  };
+
+  test('import and export draw a bar with the count, the rate and the time left, then the summary', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'users.ndjson');
+    await writeGeneratedUsers(file, { count: 30_000 });
+    const imported = await onTerminal(['import', file, '--dir', dir]);
+    expect(imported).toMatch(/checking [█░]{40} 0% \| 0 lines \| 0 lines\/s \| 0s left/);
+    expect(imported).toMatch(/checking █{40} 100% \| 30,000 lines \| [0-9,]+ lines\/s \| 0s left/);
+    expect(imported).toMatch(/importing █{40} 100% \| 30,000 users \| [0-9,]+ users\/s \| 0s left\n/);
+    expect(imported).toMatch(/\nimported 30000 users in [0-9.]+ s\n$/);
+    const exported = await onTerminal(['export', join(dir, 'out.ndjson'), '--dir', dir]);
+    expect(exported).toMatch(/exporting █{40} 100% \| 30,000 users \| [0-9,]+ users\/s \| 0s left\n/);
+    expect(exported).toMatch(/\nexported 30000 users to .*out\.ndjson in [0-9.]+ s\n$/);
   });
 });

@@ -97,6 +97,7 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
         let users: StagedUser[] = [];
         let problems: LineProblem[] = [];
         let read = 0;
+        options.progress.reading(0);
         for await (const batch of lines) {
           if (options.signal.aborted) return { result: 'interrupted', imported: 0, problemLines: 0, firstProblemLines: [] };
           for (const line of batch) {
@@ -122,6 +123,7 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
           options.progress.end();
           return { result: 'refused', imported: 0, problemLines: before.problemLines, firstProblemLines: await listProblems() };
         }
+        options.progress.writing(0, before.writable);
         const committed = await staging.commit({
           mode: options.onConflict,
           now,
