@@ -23,9 +23,9 @@ export type RangeWrite = (from: number, to: number) => boolean | void;
 
 /**
  * Runs `write` over the ranges (from, to] covering (0, upTo], each in its own IMMEDIATE transaction,
- * sized to the lock budget. After each commit the WAL is checkpointed here, outside the lock, rather
- * than by the server's next commit. `write` returning false rolls its range back and stops; so does
- * an aborted `signal`, between ranges.
+ * sized to the lock budget. After each commit the WAL is checkpointed here, outside the lock, so
+ * the server's next commit finds little to copy. `write` returning false rolls its range back and
+ * stops; so does an aborted `signal`, between ranges.
  */
 export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: number, signal: AbortSignal | null, write: RangeWrite) {
   const dataVersion = sqlite.query('PRAGMA data_version');
