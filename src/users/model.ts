@@ -24,7 +24,7 @@ export const CreateUserBody = t.Object({
     t.String({
       description:
         'Instead of password: a hash from another system, in one of the formats the README lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
-      examples: ['$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy'],
+      examples: ['$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC'],
     }),
   ),
   email: t.Optional(t.Union([Email, t.Null()])),
