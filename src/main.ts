@@ -1,5 +1,6 @@
 import { parseServeConfig, UsageError } from './cli/config';
 import { serve } from './cli/serve';
+import { runTransferCommand } from './cli/transfer';
 import { generateSecret } from './security/random';
 import { VERSION } from './version';
 
@@ -10,6 +11,9 @@ const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
                   [--database-url postgres://... --redis-url redis://...]
                   [--no-metrics] [--webhook-url URL --webhook-secret whsec_...] [--events-retention-days 90]
                   [--webauthn-rp-id ID [--webauthn-rp-name NAME] [--webauthn-origin URL ...]]
+  gatehouse import FILE|- [--dir D | --database-url URL] [--on-conflict fail|skip]
+  gatehouse export [FILE|-] [--dir D | --database-url URL]
+  gatehouse backup FILE [--dir D]
   gatehouse generate-secret
   gatehouse --version
 `;
@@ -34,6 +38,9 @@ async function startServing(args: string[]) {
 
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
+  if (command === 'import' || command === 'export' || command === 'backup') {
+    process.exit(await runTransferCommand(command, rest, process.env));
+  }
   if (command !== undefined && command !== 'serve') noArguments(command, rest);
   switch (command) {
     case 'serve': {
@@ -60,7 +67,7 @@ async function main(args: string[]): Promise<void> {
       process.stdout.write(USAGE);
       return;
     default:
-      throw new UsageError(command === undefined ? 'missing command (serve, generate-secret, --version)' : `unknown command '${command}'`);
+      throw new UsageError(command === undefined ? 'missing command (serve, import, export, backup, generate-secret, --version)' : `unknown command '${command}'`);
   }
 }
 

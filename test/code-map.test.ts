@@ -7,8 +7,8 @@ const SRC = resolve(import.meta.dir, '../src');
 const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'totp', 'recovery-code', 'status', 'passkeys', 'events', 'metrics'];
 /** store.ts holds the interface and the SQLite implementation, store.pg.ts the PostgreSQL one. */
 const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
-/** Features that serve no path (a background worker): the same files without routes. */
-const WORKERS = ['webhooks'];
+/** Features that serve no path (the webhook sender, the command-line transfer): the same files without routes. */
+const WORKERS = ['webhooks', 'transfer'];
 const WORKER_FILES = ['model.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
 
 function sourceFiles(dir: string): string[] {

@@ -23,6 +23,7 @@ const HTTP_SUITES = [
   'test/passkeys-limits.test.ts',
   'test/events.test.ts',
   'test/webhooks.test.ts',
+  'test/imported-hashes.test.ts',
 ];
 
 interface Tally {

@@ -11,6 +11,9 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const DATABASE_FILE = 'gatehouse.db';
 
+/** Where `openDatabase(dir)` keeps the database. */
+export const databasePath = (dir: string): string => join(dir, DATABASE_FILE);
+
 /** Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is null. */
 export function openDatabase(dir: string | null): Db {
   const sqlite = new Database(dir === null ? ':memory:' : prepareFile(dir), { strict: true });
@@ -27,7 +30,7 @@ export function openDatabase(dir: string | null): Db {
 /** Creates the file with mode 0600 first; SQLite gives its -wal and -shm files the same mode. */
 function prepareFile(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, DATABASE_FILE);
+  const path = databasePath(dir);
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
   return path;
 }

@@ -11,3 +11,9 @@ export const isUniqueViolation = (error: unknown): boolean => sqliteErrorOf(erro
 
 /** A row that references a user deleted since the service loaded it. */
 export const isForeignKeyViolation = (error: unknown): boolean => sqliteErrorOf(error)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+
+/** Another row holds the key: a unique index or the primary key (SQLite names the two differently). */
+export const isKeyConflict = (error: unknown): boolean => {
+  const code = sqliteErrorOf(error)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+};

@@ -5,6 +5,7 @@ import { addressKey } from '../security/address-key';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
+import { isCurrentArgon2id } from '../security/password-formats';
 import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
 import type { RateLimits } from '../security/rate-limit';
 import type { UserView } from '../users/model';
@@ -59,8 +60,28 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
     await events.append(blocked ? [incorrect, draft('address.blocked', time, userId, clientIp)] : [incorrect]);
   };
 
+  /**
+   * Rehash on use (API.md §11): a correct password checked against anything but Gatehouse's current
+   * argon2id (an imported format, older parameters) replaces it, only if the stored hash is still
+   * the one that was checked, so parallel correct logins store exactly one new hash. A full hashing
+   * queue skips it: the login has succeeded, and the next one tries again.
+   */
+  const rehashIfOutdated = async (user: UserRecord, password: string) => {
+    if (isCurrentArgon2id(user.passwordHash)) return;
+    let fresh: string;
+    try {
+      fresh = await hasher.hash(password);
+    } catch (error) {
+      if (error instanceof AppError && error.errorCode === 'SERVER_BUSY') return;
+      throw error;
+    }
+    // Its event is written only by the request whose statement applied.
+    await store.replaceHash(user.id, user.passwordHash, fresh, [draft('password.rehashed', nowSeconds(clock), user.id)]);
+  };
+
+  /** Every endpoint that checks a password comes through here, so each one rehashes a correct one. */
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
-    if (await hasher.verify(password, user.passwordHash)) return;
+    if (await hasher.verify(password, user.passwordHash)) return rehashIfOutdated(user, password);
     await countIncorrect(user.id, clientIp);
     throw new AppError('INCORRECT_PASSWORD');
   };

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
@@ -9,6 +9,17 @@ export function postgresPasswordStore(db: PgDb, append: AppendEventsPg): Passwor
     setHash: (userId, passwordHash, events) =>
       db.transaction(async (tx) => {
         const rows = await tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id });
+        if (rows.length > 0) await append(tx, events);
+        return rows.length > 0;
+      }),
+    // The conditional UPDATE takes the row lock: a parallel twin waits, then finds the hash changed.
+    replaceHash: (userId, checkedHash, newHash, events) =>
+      db.transaction(async (tx) => {
+        const rows = await tx
+          .update(users)
+          .set({ passwordHash: newHash })
+          .where(and(eq(users.id, userId), eq(users.passwordHash, checkedHash)))
+          .returning({ id: users.id });
         if (rows.length > 0) await append(tx, events);
         return rows.length > 0;
       }),

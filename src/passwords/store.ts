@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { users } from '../db/schema';
 import type { EventDraft } from '../events/model';
@@ -8,6 +8,11 @@ import type { AppendEvents } from '../events/store';
 export interface PasswordStore {
   /** False when the user no longer exists (deleted while the hash was computed). */
   setHash(userId: string, passwordHash: string, events: EventDraft[]): Promise<boolean>;
+  /**
+   * Swaps in `newHash` only while the stored hash is still `checkedHash` (API.md §11, rehash on use):
+   * of parallel rehashes of one password, exactly one applies (and appends `events`). False when it did not.
+   */
+  replaceHash(userId: string, checkedHash: string, newHash: string, events: EventDraft[]): Promise<boolean>;
 }
 
 export function sqlitePasswordStore(db: Db, append: AppendEvents): PasswordStore {
@@ -15,6 +20,18 @@ export function sqlitePasswordStore(db: Db, append: AppendEvents): PasswordStore
     async setHash(userId, passwordHash, events) {
       return db.transaction((tx) => {
         const row = tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).returning({ id: users.id }).get();
+        if (row !== undefined) append(tx, events);
+        return row !== undefined;
+      });
+    },
+    async replaceHash(userId, checkedHash, newHash, events) {
+      return db.transaction((tx) => {
+        const row = tx
+          .update(users)
+          .set({ passwordHash: newHash })
+          .where(and(eq(users.id, userId), eq(users.passwordHash, checkedHash)))
+          .returning({ id: users.id })
+          .get();
         if (row !== undefined) append(tx, events);
         return row !== undefined;
       });

@@ -1,4 +1,5 @@
 import { AppError } from '../errors';
+import { parsePasswordHash, verifyParsedHash } from './password-formats';
 
 const ARGON2_OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 } as const;
 
@@ -44,13 +45,19 @@ export class PasswordHasher implements HashingStats {
     return this.withSlot(() => Bun.password.hash(password, ARGON2_OPTIONS));
   }
 
-  /** Uses the parameters stored in the hash, so older hashes keep verifying. */
-  verify(password: string, hash: string): Promise<boolean> {
+  /**
+   * Checks a password against a stored hash in any format Gatehouse reads (its own argon2id or an
+   * imported one, API.md §11), with the parameters stored in the hash. An unknown or corrupt format
+   * is a mismatch, never an error; only a full queue refuses (SERVER_BUSY).
+   */
+  verify(password: string, storedHash: string): Promise<boolean> {
     return this.withSlot(async () => {
+      const parsed = parsePasswordHash(storedHash);
+      if (parsed === undefined) return false;
       try {
-        return await Bun.password.verify(password, hash);
+        return await verifyParsedHash(parsed, password);
       } catch {
-        return false; // an unknown or corrupt hash format is a mismatch, not a crash
+        return false;
       }
     });
   }

@@ -20,8 +20,17 @@ export const CreatedUser = t.Composite([
 ]);
 export type CreatedUserView = typeof CreatedUser.static;
 
+/** Exactly one of `password` and `password_hash` (API.md §11); the service checks that. */
 export const CreateUserBody = t.Object({
-  password: Password,
+  password: t.Optional(Password),
+  password_hash: t.Optional(
+    t.String({
+      maxLength: 1024,
+      description:
+        'Instead of password: a hash from another system, in one of the formats the README lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
+      examples: ['$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC'],
+    }),
+  ),
   email: t.Optional(t.Union([Email, t.Null()])),
   client_ip: ClientIp,
 });

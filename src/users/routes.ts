@@ -13,15 +13,22 @@ export function usersRoutes(users: UsersService) {
   const collection = new Elysia()
     .post(
       '/users',
-      ({ body }) => users.create({ password: body.password, email: body.email ?? null, clientIp: presentClientIp(body.client_ip) }),
+      ({ body }) =>
+        users.create({
+          password: body.password,
+          passwordHash: body.password_hash,
+          email: body.email ?? null,
+          clientIp: presentClientIp(body.client_ip),
+        }),
       {
         body: CreateUserBody,
         ...documented({
           summary: 'Create a user',
           tag: TAG,
           description:
-            'Returns the user with its recovery code, which is never shown again. Put this call behind a Captcha or another bot check.',
-          errors: ['INVALID_DATA', 'WEAK_PASSWORD', 'TOO_MANY_REQUESTS', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+            'Returns the user with its recovery code, which is never shown again. Put this call behind a Captcha or another bot check. ' +
+            'Send exactly one of password and password_hash; an imported hash is not breach-checked, and a string in no accepted format answers UNSUPPORTED_PASSWORD_HASH.',
+          errors: ['INVALID_DATA', 'WEAK_PASSWORD', 'UNSUPPORTED_PASSWORD_HASH', 'TOO_MANY_REQUESTS', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
           ok: CreatedUser,
         }),
       },

@@ -4,6 +4,7 @@ import { newRecoveryCode } from '../recovery-code/service';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
 import { normalizeEmail } from '../security/email-address';
 import { nowSeconds, type Clock } from '../security/clock';
+import { parsePasswordHash } from '../security/password-formats';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateId } from '../security/random';
 import { spendAddressToken, type RateLimits } from '../security/rate-limit';
@@ -18,6 +19,13 @@ export interface UsersDeps {
   clock: Clock;
 }
 
+/** Exactly one of a password and an imported hash (API.md §11); both or neither is INVALID_DATA. */
+function credentialOf(input: { password: string | undefined; passwordHash: string | undefined }) {
+  if (input.password !== undefined && input.passwordHash === undefined) return { password: input.password, imported: undefined };
+  if (input.passwordHash !== undefined && input.password === undefined) return { imported: input.passwordHash };
+  throw new AppError('INVALID_DATA');
+}
+
 export function createUsersService({ store, hasher, breach, limits, clock }: UsersDeps) {
   return {
     view: (id: string) => store.findView(id),
@@ -29,13 +37,26 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
       await store.delete(id, [draft('user.deleted', nowSeconds(clock), id)]);
     },
 
-    /** Both hashes are computed before the insert. */
-    async create(input: { password: string; email: string | null; clientIp: string | null }): Promise<CreatedUserView> {
+    /**
+     * Both hashes are computed before the insert. An imported `passwordHash` (API.md §11) is stored
+     * as given, without a breach check; the first correct password replaces it with argon2id.
+     */
+    async create(input: {
+      password: string | undefined;
+      passwordHash: string | undefined;
+      email: string | null;
+      clientIp: string | null;
+    }): Promise<CreatedUserView> {
+      const credential = credentialOf(input);
       const email = input.email === null ? null : normalizeEmail(input.email);
       await spendAddressToken(limits, input.clientIp);
-      await rejectBreached(breach, input.password);
+      if (credential.imported === undefined) await rejectBreached(breach, credential.password);
+      else if (parsePasswordHash(credential.imported) === undefined) throw new AppError('UNSUPPORTED_PASSWORD_HASH');
       if (email !== null && (await store.findByEmail(email))) throw new AppError('EMAIL_ALREADY_USED');
-      const [passwordHash, recoveryCode] = await Promise.all([hasher.hash(input.password), newRecoveryCode(hasher)]);
+      const [passwordHash, recoveryCode] = await Promise.all([
+        credential.imported ?? hasher.hash(credential.password),
+        newRecoveryCode(hasher),
+      ]);
       const user = {
         id: generateId(),
         createdAt: nowSeconds(clock),

@@ -7,7 +7,9 @@ export function readMemory(pid: number): { rssMb: number; hwmMb: number } | null
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+    const rssMb = kb('VmRSS') / 1024;
+    // An exited process not yet reaped still has a status file, without memory lines.
+    return Number.isNaN(rssMb) ? null : { rssMb, hwmMb: kb('VmHWM') / 1024 };
   } catch {
     return null; // the process is gone
   }

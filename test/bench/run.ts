@@ -8,6 +8,7 @@ import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
 import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
 import { machine, type Row, table, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
+import { transferBench } from './transfer';
 import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
 import { watchingBench } from './watching';
 import { ensureWrk, type LoadSettings, type Request, runWrk } from './wrk';
@@ -173,4 +174,17 @@ async function compiledStartup(dir: string): Promise<number | null> {
   return measureStartup(binary, dir);
 }
 
-await main();
+/** Issue 14's scenarios, after the server's or alone with BENCH_ONLY=transfer. */
+async function transfer() {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-transfer-'));
+  try {
+    const report = await transferBench(dir, settings.seconds, log);
+    if (process.env.BENCH_ONLY === 'transfer') console.log(machine(settings));
+    console.log(`\n${report.lines.join('\n')}\n\nTargets:\n${targetLines(report.targets)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.env.BENCH_ONLY !== 'transfer') await main();
+await transfer();

@@ -87,6 +87,9 @@ const FIELD_VALUES: Record<string, unknown[]> = {
   client_ip: [null, '', '203.0.113.7', '2001:db8::1', '[2001:db8::1]', '::ffff:1.2.3.4', 'x'.repeat(64), 'x'.repeat(65), 'not an ip', '999.1.1.1', 'fe80::1%eth0'],
 };
 FIELD_VALUES.totp_key = FIELD_VALUES.key!;
+// Imported hashes (API.md §11): one of a known format, Gatehouse's own shape, and near misses.
+const BCRYPT = '$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC';
+FIELD_VALUES.password_hash = [BCRYPT, BCRYPT.slice(0, -1), BCRYPT.replace('$2y$04$', '$2y$32$'), '$2x$04$' + BCRYPT.slice(7), '5f4dcc3b5aa765d61d8327deb882cf99', 'plain text', '', '$argon2id$v=19$m=19456,t=2,p=1$'];
 // Passkeys (API.md §13): the seeded challenges and answers, and hostile credential objects.
 const { ids: PK, answers: PK_ANSWERS } = PASSKEYS;
 Object.assign(FIELD_VALUES, {
@@ -117,6 +120,7 @@ const GOOD: Record<string, unknown[]> = {
   '/users/:id/verify-2fa/totp code': [TOTP_CODES.seeded[2], TOTP_CODES.seeded[3]],
 };
 GOOD.new_password = GOOD.password!;
+GOOD.password_hash = [BCRYPT];
 Object.assign(GOOD, {
   name: ['Work laptop'],
   user_verification: ['preferred', 'required'],
@@ -149,6 +153,12 @@ const fieldValue = (routePath: string, name: string): fc.Arbitrary<unknown> => {
 export type Entries = [string, unknown][];
 export const renderEntries = (entries: Entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${renderValue(v)}`).join(',')}}`;
 
+/** Fields of which a valid body has exactly one (API.md §11): mostly one or the other, sometimes both. */
+const EXCLUSIVE: [string, string][] = [['password', 'password_hash']];
+type Exclusive = 'first' | 'second' | 'both';
+const keeps = (keep: Exclusive, name: string) =>
+  keep === 'both' || !EXCLUSIVE.some(([first, second]) => (keep === 'first' ? name === second : name === first));
+
 /** An object from the endpoint's real field names: each may be missing, wrong or repeated; unknown ones join in. */
 export function nearValidEntries(route: { path: string; fields: string[] }): fc.Arbitrary<Entries> {
   const { path, fields } = route;
@@ -156,12 +166,13 @@ export function nearValidEntries(route: { path: string; fields: string[] }): fc.
   const present = fields.map((name) => fc.option(entry(name), { freq: 9, nil: undefined }));
   const duplicate = fields.length === 0 ? fc.constant([]) : fc.array(fc.constantFrom(...fields).chain(entry), { maxLength: 2 });
   const extra = fc.array(fc.tuple(fieldName, hostileValue), { maxLength: 2 });
-  return fc
-    .tuple(fc.tuple(...present), fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: duplicate }), fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: extra }), fc.boolean())
-    .map(([own, dup, more, dupFirst]) => {
-      const base = own.filter((e): e is [string, unknown] => e !== undefined);
-      return [...(dupFirst ? dup : []), ...base, ...(dupFirst ? [] : dup), ...more];
-    });
+  const exclusive = fc.constantFrom<Exclusive>('first', 'first', 'first', 'first', 'second', 'second', 'second', 'second', 'both');
+  const duplicates = fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: duplicate });
+  const extras = fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: extra });
+  return fc.tuple(fc.tuple(...present), duplicates, extras, fc.boolean(), exclusive).map(([own, dup, more, dupFirst, keep]) => {
+    const base = own.filter((e): e is [string, unknown] => e !== undefined).filter(([name]) => keeps(keep, name));
+    return [...(dupFirst ? dup : []), ...base, ...(dupFirst ? [] : dup), ...more];
+  });
 }
 
 /** A request body as sent on the wire. */

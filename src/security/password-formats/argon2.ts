@@ -18,8 +18,17 @@ const VARIANTS = ['argon2id', 'argon2i', 'argon2d'] as const;
 /** Django stores `argon2` + the PHC string. */
 const DJANGO_PREFIX = 'argon2$';
 
+/**
+ * Gatehouse's own hashes (32-byte salt and digest, canonical base64: the last symbol carries two
+ * zero bits) fill every export, so import recognises their exact shape before the general parse.
+ */
+const CURRENT = /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]\$[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]$/;
+const current = (phc: string): Argon2Hash =>
+  ({ family: 'argon2', scheme: 'argon2', variant: 'argon2id', memoryKiB: 19_456, iterations: 2, parallelism: 1, saltBytes: 32, hashBytes: 32, phc });
+
 /** `$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`, unpadded standard base64; only version 19. */
 export function parseArgon2(text: string): Argon2Hash | undefined {
+  if (CURRENT.test(text)) return current(text);
   const django = text.startsWith(DJANGO_PREFIX);
   const phc = django ? text.slice(DJANGO_PREFIX.length - 1) : text;
   const [empty, name, version, params, saltText, hashText, ...rest] = phc.split('$');

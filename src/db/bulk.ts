@@ -1,0 +1,112 @@
+/** Bulk reads and writes on a database a running server shares (gatehouse import, export). */
+import type { Database } from 'bun:sqlite';
+import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
+
+/**
+ * How long one transaction of a bulk write may hold SQLite's single write lock, and the pause after
+ * it. A server write that meets the lock sleeps in SQLite's busy handler, which retries at most
+ * 100 ms apart, so each pause lets a waiting write in; back-to-back transactions starve it until its
+ * 5 s busy timeout fails the request. While no other connection commits, transactions may run
+ * `quietLockMs`; once one does (or did in the last `busyForMs`), only `busyLockMs`. Fewer, larger
+ * transactions write each random index page fewer times: 1,000,000 users take about 3 times longer
+ * in 200 ms transactions than in 1 s ones (README, "Import while the server runs").
+ */
+export interface WritePacing {
+  quietLockMs: number;
+  busyLockMs: number;
+  busyForMs: number;
+  pauseMs: number;
+}
+export const DEFAULT_PACING: WritePacing = { quietLockMs: 1_000, busyLockMs: 200, busyForMs: 2_000, pauseMs: 100 };
+
+export type RangeWrite = (from: number, to: number) => boolean | void;
+
+/**
+ * Runs `write` over the ranges (from, to] covering (0, upTo], each in its own IMMEDIATE transaction,
+ * sized to the lock budget. After each commit the WAL is checkpointed here, outside the lock, so
+ * the server's next commit finds little to copy. `write` returning false rolls its range back and
+ * stops; so does an aborted `signal`, between ranges.
+ */
+export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: number, signal: AbortSignal | null, write: RangeWrite) {
+  const dataVersion = sqlite.query('PRAGMA data_version');
+  const othersCommitted = () => (dataVersion.get() as { data_version: number }).data_version;
+  let seen = othersCommitted();
+  let busyUntil = 0;
+  let size = 2_000;
+  for (let from = 0; from < upTo; ) {
+    if (signal?.aborted) return { reached: from, stopped: true };
+    const to = Math.min(upTo, from + size);
+    const started = performance.now();
+    sqlite.exec('BEGIN IMMEDIATE');
+    let keep: boolean | void;
+    try {
+      keep = write(from, to);
+    } catch (error) {
+      sqlite.exec('ROLLBACK');
+      throw error;
+    }
+    sqlite.exec(keep === false ? 'ROLLBACK' : 'COMMIT');
+    if (keep === false) return { reached: from, stopped: true };
+    const lockMs = performance.now() - started;
+    from = to;
+    sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    await Bun.sleep(Math.max(0, pacing.pauseMs - (performance.now() - started - lockMs)));
+    const version = othersCommitted();
+    if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
+    seen = version;
+    const budget = performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs;
+    size = Math.max(200, Math.round(size * Math.min(2, budget / Math.max(1, lockMs))));
+  }
+  return { reached: upTo, stopped: false };
+}
+
+/** For the duration of a bulk write: checkpoints by hand (above), and everything synced at the end. */
+export function beginBulkWrites(sqlite: Database): () => void {
+  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32000');
+  return () => {
+    sqlite.exec('PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
+    // Under NORMAL the last commits may sit unsynced in the WAL when a reader kept the checkpoint back.
+    const wal = `${sqlite.filename}-wal`;
+    if (!existsSync(wal)) return;
+    const fd = openSync(wal, 'r');
+    fsyncSync(fd);
+    closeSync(fd);
+  };
+}
+
+/** Groups a synchronous cursor into arrays, so the consumer can await between them (bounded memory). */
+export async function* inBatches<Row, T>(rows: Iterator<Row>, size: number, map: (row: Row) => T): AsyncGenerator<T[]> {
+  try {
+    let batch: T[] = [];
+    for (let next = rows.next(); !next.done; next = rows.next()) {
+      batch.push(map(next.value));
+      if (batch.length === size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  } finally {
+    rows.return?.();
+  }
+}
+
+/**
+ * `counters.users` is kept by a trigger that runs once per inserted row (migration 0001), a sixth
+ * of a bulk insert's time. Inside the write transaction it is dropped, the count added once, and
+ * the trigger put back as it was before the commit: other connections never see it missing, and a
+ * rollback restores it.
+ */
+export function withoutUserCountTrigger(sqlite: Database) {
+  const trigger = sqlite.query("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'users_count_insert'").get() as { sql: string } | null;
+  const addCount = sqlite.prepare("UPDATE counters SET value = value + ? WHERE name = 'users'");
+  /** `insert` returns how many users it inserted, or false to roll the transaction back. */
+  return (insert: () => number | false): boolean | void => {
+    if (trigger === null) return insert() !== false;
+    sqlite.exec('DROP TRIGGER users_count_insert');
+    const inserted = insert();
+    if (inserted === false) return false;
+    addCount.run(inserted);
+    sqlite.exec(trigger.sql);
+  };
+}

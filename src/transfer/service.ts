@@ -1,0 +1,149 @@
+import { nowSeconds, type Clock } from '../security/clock';
+import { generateId } from '../security/random';
+import { describeProblem, isProblem, type LineProblem, parseImportLine, type StagedUser, toNdjsonLine } from './model';
+import type { TransferStore } from './store';
+
+/** A line of the input; `unreadable` says why it could not be read as text (not UTF-8, too long). */
+export interface InputLine {
+  number: number;
+  text: string;
+  unreadable?: string;
+}
+
+export interface ImportProgress {
+  /** Lines read and checked so far. */
+  reading(lines: number): void;
+  /** Users written so far, of `total`. */
+  writing(written: number, total: number): void;
+  end(): void;
+}
+
+export interface ImportOptions {
+  onConflict: 'fail' | 'skip';
+  signal: AbortSignal;
+  progress: ImportProgress;
+  /** One call per problem, in line order ("line 7: email: ..."). */
+  report: (problem: string) => void;
+}
+
+export interface ImportOutcome {
+  /** 'refused': `fail` met a bad line and wrote nothing. */
+  result: 'imported' | 'refused' | 'interrupted';
+  imported: number;
+  /** Lines left out, and the first few of them for a summary. */
+  problemLines: number;
+  firstProblemLines: number[];
+}
+
+const STAGE_BATCH = 5_000;
+const EXPORT_BATCH = 1_000;
+const SUMMARY_LINES = 10;
+
+/**
+ * A line without `recovery_code_hash` gets a new recovery code that is never shown (API.md §11); the
+ * user has one to give out after regenerate-recovery-code. Hashing a million codes nobody will see
+ * with argon2id would take hours, so the stored value is Gatehouse's argon2id format around a random
+ * salt and digest: like the hash of a random code that was thrown away, no code matches it.
+ */
+export function unguessableRecoveryCodeHash(): string {
+  if (randomOffset + 64 > randomPool.length) {
+    crypto.getRandomValues(randomPool);
+    randomOffset = 0;
+  }
+  const salt = randomPool.toString('base64', randomOffset, randomOffset + 32).replace(/=+$/, '');
+  const digest = randomPool.toString('base64', randomOffset + 32, randomOffset + 64).replace(/=+$/, '');
+  randomOffset += 64;
+  return `$argon2id$v=19$m=19456,t=2,p=1$${salt}$${digest}`;
+}
+/** Random bytes fetched 64 KiB at a time: one CSPRNG call per thousand lines, each byte used once. */
+const randomPool = Buffer.alloc(64 * 1024);
+let randomOffset = randomPool.length;
+
+export function createTransferService({ store, clock }: { store: TransferStore; clock: Clock }) {
+  return {
+    /** NDJSON of every user from one snapshot, handed to `write` a batch at a time; resolves to the count. */
+    async exportUsers(write: (text: string) => Promise<void>, onProgress: (done: number, total: number) => void): Promise<number> {
+      const { total, batches } = await store.exportUsers(EXPORT_BATCH);
+      let done = 0;
+      for await (const batch of batches) {
+        let text = '';
+        for (const user of batch) text += `${toNdjsonLine(user)}\n`;
+        await write(text);
+        done += batch.length;
+        onProgress(done, total);
+      }
+      return done;
+    },
+
+    /**
+     * Reads and checks every line into a staging area, then checks uniqueness across the file and
+     * against existing users, and only then writes: with `fail` nothing at all if any line is bad.
+     */
+    async importUsers(lines: AsyncIterable<InputLine[]>, options: ImportOptions): Promise<ImportOutcome> {
+      const now = nowSeconds(clock);
+      const defaults = { now, newId: generateId, newRecoveryCodeHash: unguessableRecoveryCodeHash };
+      const staging = await store.startImport();
+      const listProblems = async () => {
+        const first: number[] = [];
+        for await (const batch of staging.problems(1_000)) {
+          for (const problem of batch) {
+            options.report(describeProblem(problem));
+            if (first.length < SUMMARY_LINES && first.at(-1) !== problem.line) first.push(problem.line);
+          }
+        }
+        return first;
+      };
+      try {
+        let users: StagedUser[] = [];
+        let problems: LineProblem[] = [];
+        let read = 0;
+        options.progress.reading(0);
+        for await (const batch of lines) {
+          if (options.signal.aborted) return { result: 'interrupted', imported: 0, problemLines: 0, firstProblemLines: [] };
+          for (const line of batch) {
+            if (line.unreadable !== undefined) problems.push({ line: line.number, kind: 'invalid', field: null, detail: line.unreadable });
+            else if (line.text.trim() === '') continue; // blank lines separate nothing and are skipped
+            else {
+              const parsed = parseImportLine(line.text, line.number, defaults);
+              if (isProblem(parsed)) problems.push(parsed);
+              else users.push(parsed);
+            }
+          }
+          read += batch.length;
+          if (users.length + problems.length >= STAGE_BATCH) {
+            await staging.add(users, problems);
+            [users, problems] = [[], []];
+          }
+          options.progress.reading(read);
+        }
+        await staging.add(users, problems);
+        await staging.findConflicts();
+        const before = await staging.counts();
+        if (before.problemLines > 0 && options.onConflict === 'fail') {
+          options.progress.end();
+          return { result: 'refused', imported: 0, problemLines: before.problemLines, firstProblemLines: await listProblems() };
+        }
+        options.progress.writing(0, before.writable);
+        const committed = await staging.commit({
+          mode: options.onConflict,
+          now,
+          signal: options.signal,
+          onProgress: (written) => options.progress.writing(written, before.writable),
+        });
+        // Event `user.imported` (issue 15) belongs here, once per written line.
+        options.progress.end();
+        const after = await staging.counts();
+        const firstProblemLines = await listProblems();
+        const result = committed.interrupted ? 'interrupted' : committed.written === 0 && committed.conflicts.length > 0 && options.onConflict === 'fail' ? 'refused' : 'imported';
+        return { result, imported: committed.written, problemLines: after.problemLines, firstProblemLines };
+      } finally {
+        options.progress.end();
+        await staging.close();
+      }
+    },
+
+    /** A consistent copy of the whole database into `path`, a new empty file. */
+    backup: (path: string) => store.backup(path),
+  };
+}
+export type TransferService = ReturnType<typeof createTransferService>;

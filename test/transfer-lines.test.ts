@@ -1,0 +1,110 @@
+import { describe, expect, test } from 'bun:test';
+import { isCurrentArgon2id, parsePasswordHash, verifyParsedHash } from '../src/security/password-formats';
+import { describeProblem, isProblem, parseImportLine, toNdjsonLine, type LineProblem, type StagedUser } from '../src/transfer/model';
+import { unguessableRecoveryCodeHash } from '../src/transfer/service';
+import { VECTORS } from './password-formats.vectors';
+
+const HASH = VECTORS.find((v) => v.scheme === 'bcrypt')!.hash;
+const ARGON = VECTORS.find((v) => v.label === 'argon2id')!.hash;
+const KEY = '0KHD8uS1lod4aVpLPC0eDxEiM0Q=';
+const defaults = { now: 1_800_000_000, newId: () => 'generatedid', newRecoveryCodeHash: () => 'generated-recovery-hash' };
+
+const parse = (value: unknown, line = 3) => parseImportLine(typeof value === 'string' ? value : JSON.stringify(value), line, defaults);
+function problemOf(value: unknown): string {
+  const parsed = parse(value);
+  if (!isProblem(parsed)) throw new Error(`accepted: ${JSON.stringify(value)}`);
+  return describeProblem(parsed);
+}
+
+describe('import lines', () => {
+  test('only password_hash is required; the rest get defaults', () => {
+    expect(parse({ password_hash: HASH })).toEqual({
+      line: 3,
+      id: 'generatedid',
+      createdAt: 1_800_000_000,
+      email: null,
+      emailVerified: false,
+      passwordHash: HASH,
+      recoveryCodeHash: 'generated-recovery-hash',
+      totpKey: null,
+      totpLastStep: null,
+    });
+  });
+
+  test('every field as export writes it; null is absent; unknown keys are ignored; the email is normalised', () => {
+    const line = { id: 'auth0|5f7c8ec7c33c6c004bbafe82', created_at: 1, email: 'Ada@Example.COM', email_verified: true, password_hash: HASH, recovery_code_hash: ARGON, totp_key: KEY, totp_last_step: 58_000_000, registered_totp: true };
+    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000 });
+    expect(parse({ password_hash: HASH, id: null, created_at: null, email: null, email_verified: null, recovery_code_hash: null, totp_key: null, totp_last_step: null })).toMatchObject({ id: 'generatedid', email: null, totpKey: null, totpLastStep: null });
+    expect(parse({ password_hash: HASH, totp_key: KEY })).toMatchObject({ totpKey: KEY, totpLastStep: 0 });
+  });
+
+  test.each([
+    ['not JSON', '{"password_hash":', 'line 3: not valid JSON'],
+    ['an array', '[1]', 'line 3: not a JSON object'],
+    ['null', 'null', 'line 3: not a JSON object'],
+    ['no password_hash', { email: 'a@example.com' }, 'line 3: password_hash: required'],
+    ['password_hash null', { password_hash: null }, 'line 3: password_hash: required'],
+    ['password_hash a number', { password_hash: 5 }, 'line 3: password_hash: must be a string'],
+    ['an unknown hash format', { password_hash: 'plaintext!' }, 'line 3: password_hash: UNSUPPORTED_PASSWORD_HASH, in no accepted format'],
+    ['an unknown recovery code hash format', { password_hash: HASH, recovery_code_hash: 'ABCD' }, 'line 3: recovery_code_hash: UNSUPPORTED_PASSWORD_HASH, in no accepted format'],
+    ['an id with a slash', { password_hash: HASH, id: 'a/b' }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
+    ['an empty id', { password_hash: HASH, id: '' }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
+    ['an id starting with a dot', { password_hash: HASH, id: '..' }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
+    ['a 65-character id', { password_hash: HASH, id: 'a'.repeat(65) }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
+    ['a numeric id', { password_hash: HASH, id: 7 }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
+    ['created_at as a string', { password_hash: HASH, created_at: '1700000000' }, 'line 3: created_at: must be a whole number from 0 to 253402300799'],
+    ['created_at in milliseconds past 9999', { password_hash: HASH, created_at: 1e15 }, 'line 3: created_at: must be a whole number from 0 to 253402300799'],
+    ['a negative created_at', { password_hash: HASH, created_at: -1 }, 'line 3: created_at: must be a whole number from 0 to 253402300799'],
+    ['a fractional created_at', { password_hash: HASH, created_at: 1.5 }, 'line 3: created_at: must be a whole number from 0 to 253402300799'],
+    ['an email without @', { password_hash: HASH, email: 'nobody' }, 'line 3: email: INVALID_DATA, not a valid email address'],
+    ['an email with a trailing space', { password_hash: HASH, email: 'a@example.com ' }, 'line 3: email: INVALID_DATA, not a valid email address'],
+    ['an email as a number', { password_hash: HASH, email: 1 }, 'line 3: email: INVALID_DATA, not a valid email address'],
+    ['email_verified as a string', { password_hash: HASH, email_verified: 'yes' }, 'line 3: email_verified: must be true or false'],
+    ['a URL-safe TOTP key', { password_hash: HASH, totp_key: '0KHD8uS1lod4aVpLPC0eDxEiM0Q_' }, 'line 3: totp_key: must be standard padded base64 of 20 bytes, or null'],
+    ['an unpadded TOTP key', { password_hash: HASH, totp_key: '0KHD8uS1lod4aVpLPC0eDxEiM0Q' }, 'line 3: totp_key: must be standard padded base64 of 20 bytes, or null'],
+    ['a 16-byte TOTP key', { password_hash: HASH, totp_key: 'AAECAwQFBgcICQoLDA0ODw==' }, 'line 3: totp_key: must be standard padded base64 of 20 bytes, or null'],
+    ['a TOTP step without a key', { password_hash: HASH, totp_last_step: 4 }, 'line 3: totp_last_step: needs a totp_key'],
+    ['a negative TOTP step', { password_hash: HASH, totp_key: KEY, totp_last_step: -4 }, `line 3: totp_last_step: must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`],
+  ])('%s → "%s"', (_name, value, expected) => {
+    expect(problemOf(value)).toBe(expected as string);
+  });
+
+  test('the first bad field in export order is the one named', () => {
+    expect(problemOf({ id: '/', password_hash: 'x', email: 'y' })).toBe('line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit');
+  });
+
+  test('problems found across lines read as the CLI prints them', () => {
+    const problems: LineProblem[] = [
+      { line: 9, kind: 'repeats', field: 'email', firstLine: 2 },
+      { line: 10, kind: 'taken', field: 'email' },
+      { line: 11, kind: 'taken', field: 'id' },
+    ];
+    expect(problems.map(describeProblem)).toEqual([
+      'line 9: email: already on line 2',
+      'line 10: email: EMAIL_ALREADY_USED, held by an existing user',
+      'line 11: id: an existing user has this id',
+    ]);
+  });
+});
+
+describe('export lines', () => {
+  test('keys in a fixed order, null for a missing TOTP credential', () => {
+    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null };
+    const line = toNdjsonLine(user);
+    expect(line).toBe(
+      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null}`,
+    );
+    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step']);
+    const reparsed = parseImportLine(line, 1, defaults);
+    expect(reparsed).toEqual(user);
+  });
+});
+
+describe('a new recovery code that is never shown', () => {
+  test("is in Gatehouse's current argon2id format, different each time, and matches no code", async () => {
+    const hashes = Array.from({ length: 2000 }, unguessableRecoveryCodeHash);
+    expect(new Set(hashes).size).toBe(2000);
+    expect(hashes.every(isCurrentArgon2id)).toBe(true);
+    expect(await verifyParsedHash(parsePasswordHash(hashes[0]!)!, 'ABCDEFGHJKLMNPQR')).toBe(false);
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, expect, test } from 'bun:test';
+import { copyFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Database } from 'bun:sqlite';
+import { GENERATED_HASH, writeGeneratedUsers } from './support/generated-users';
+import { runToExit, type ServerProcess, startServer, tempDirsOfThisFile } from './support/server-process';
+
+const tempDir = tempDirsOfThisFile();
+const SEEDED = 100_000;
+/** The import test needs users to write to, not a big database. */
+const SEEDED_FOR_IMPORT = 10_000;
+const IMPORTED = 50_000;
+
+/** Users with known ids, so the load can write to them. */
+async function seed(dir: string, users = SEEDED) {
+  const file = join(dir, 'seed.ndjson');
+  let text = '';
+  for (let n = 1; n <= users; n++) text += `{"id":"seed-${n}","email":"seed${n}@example.com","password_hash":"${GENERATED_HASH}"}\n`;
+  writeFileSync(file, text);
+  expect((await runToExit(['import', file, '--dir', dir], { timeoutMs: 60_000 })).exitCode).toBe(0);
+}
+
+interface Write {
+  /** What the backup must then hold: a user id, or the user id of an email verification request. */
+  kind: 'user' | 'request';
+  id: string;
+  status: number;
+  ackedAt: number;
+  ms: number;
+}
+
+/**
+ * Writes as fast as 8 clients get answers: new users (an imported hash, so only the recovery code
+ * is hashed) and email verification requests for seeded users (no hashing at all).
+ */
+function writeLoad(server: ServerProcess, seeded = SEEDED) {
+  const writes: Write[] = [];
+  let running = true;
+  let next = 0;
+  const client = async (n: number) => {
+    while (running) {
+      const i = next++;
+      const started = performance.now();
+      if (n % 2 === 0) {
+        const res = await server.request('POST', '/users', { password_hash: GENERATED_HASH, email: `load${i}@example.com` });
+        const body = (await res.json()) as { id?: string };
+        writes.push({ kind: 'user', id: body.id ?? '', status: res.status, ackedAt: performance.now(), ms: performance.now() - started });
+      } else {
+        const id = `seed-${(i % seeded) + 1}`;
+        const res = await server.request('POST', `/users/${id}/email-verification-request`);
+        await res.arrayBuffer();
+        writes.push({ kind: 'request', id, status: res.status, ackedAt: performance.now(), ms: performance.now() - started });
+      }
+    }
+  };
+  const clients = Array.from({ length: 8 }, (_, n) => client(n));
+  return {
+    writes,
+    async stop() {
+      running = false;
+      await Promise.all(clients);
+      return writes;
+    },
+  };
+}
+
+describe('while the server runs and takes writes', () => {
+  test('backup is a valid database holding every write acknowledged before it started; restoring it works', async () => {
+    const dir = tempDir();
+    await seed(dir);
+    const server = await startServer({ dir });
+    const load = writeLoad(server);
+    await Bun.sleep(1_000);
+    const startedAt = performance.now();
+    const acked = load.writes.filter((w) => w.status === 200);
+    const file = join(tempDir(), 'backup.db');
+    const backup = await runToExit(['backup', file, '--dir', dir], { timeoutMs: 60_000 });
+    await Bun.sleep(300);
+    const writes = await load.stop();
+    expect(backup.exitCode).toBe(0);
+    expect(backup.stderr).toMatch(/^backed up .*gatehouse\.db to .*backup\.db \([0-9.]+ MB\) in [0-9.]+ s\n$/);
+    expect(writes.filter((w) => w.status !== 200)).toEqual([]);
+    expect(writes.filter((w) => w.ackedAt > startedAt).length).toBeGreaterThan(0); // writes went on during the backup
+    expect(acked.filter((w) => w.kind === 'user').length).toBeGreaterThan(5);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    const copy = new Database(file, { readonly: true });
+    expect(copy.query('PRAGMA integrity_check').all()).toEqual([{ integrity_check: 'ok' }]);
+    const userIds = new Set((copy.query('SELECT id FROM users').all() as { id: string }[]).map((row) => row.id));
+    const requested = new Set((copy.query('SELECT user_id FROM email_verification_requests').all() as { user_id: string }[]).map((row) => row.user_id));
+    expect(acked.filter((w) => w.kind === 'user' && !userIds.has(w.id))).toEqual([]);
+    expect(acked.filter((w) => w.kind === 'request' && !requested.has(w.id))).toEqual([]);
+    expect(copy.query("SELECT value FROM counters WHERE name = 'users'").get()).toEqual({ value: userIds.size });
+    copy.close();
+
+    // Restore as the README says: stop the server, remove the WAL files, put the backup in place.
+    await server.stop();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `gatehouse.db${suffix}`), { force: true });
+    copyFileSync(file, join(dir, 'gatehouse.db'));
+    const restored = await startServer({ dir });
+    const lastAcked = acked.filter((w) => w.kind === 'user').at(-1)!;
+    expect((await restored.request('GET', `/users/${lastAcked.id}`)).status).toBe(200);
+    await restored.stop();
+  }, 120_000);
+
+  test("import: every server write succeeds meanwhile, and none waits anywhere near SQLite's 5 s busy timeout", async () => {
+    const dir = tempDir();
+    await seed(dir, SEEDED_FOR_IMPORT);
+    const file = join(tempDir(), 'more.ndjson');
+    await writeGeneratedUsers(file, { count: IMPORTED, totpEvery: 3 });
+    const server = await startServer({ dir });
+    const load = writeLoad(server, SEEDED_FOR_IMPORT);
+    await Bun.sleep(500);
+    const imported = await runToExit(['import', file, '--dir', dir], { timeoutMs: 120_000 });
+    const writes = await load.stop();
+    await server.stop();
+    expect(imported.exitCode).toBe(0);
+    expect(imported.stderr).toMatch(new RegExp(`^imported ${IMPORTED} users in [0-9.]+ s\n$`));
+    expect(writes.filter((w) => w.status !== 200)).toEqual([]);
+    const slowest = Math.max(...writes.map((w) => w.ms));
+    console.log(`import of ${IMPORTED.toLocaleString('en')} users beside ${writes.length} server writes: slowest write ${slowest.toFixed(0)} ms`);
+    expect(slowest).toBeLessThan(2_500);
+    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+    const total = SEEDED_FOR_IMPORT + IMPORTED + writes.filter((w) => w.kind === 'user').length;
+    expect(db.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: total });
+    expect(db.query("SELECT value FROM counters WHERE name = 'users'").get()).toEqual({ value: total });
+    db.close();
+  }, 120_000);
+});
