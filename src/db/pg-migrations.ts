@@ -4,6 +4,7 @@ import init from '../../drizzle/pg/0000_init.sql' with { type: 'text' };
 import userCountTriggers from '../../drizzle/pg/0001_user_count_triggers.sql' with { type: 'text' };
 import passkeys from '../../drizzle/pg/0002_passkeys.sql' with { type: 'text' };
 import eventsAndWebhookOutbox from '../../drizzle/pg/0003_events_and_webhook_outbox.sql' with { type: 'text' };
+import userCountByCaller from '../../drizzle/pg/0004_user_count_by_caller.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -14,6 +15,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0001_user_count_triggers': userCountTriggers,
   '0002_passkeys': passkeys,
   '0003_events_and_webhook_outbox': eventsAndWebhookOutbox,
+  '0004_user_count_by_caller': userCountByCaller,
 };
 
 export interface PgMigrationMeta {
