@@ -1,5 +1,5 @@
 import type { Clock } from './clock';
-import type { CreationWindow, FailureLockout, LimitResult, RateLimits, TokenBucket } from './rate-limit';
+import { assembleLimits, LIMIT_RULES, type CreationWindow, type FailureLockout, type LimitResult, type RateLimits, type TokenBucket } from './rate-limit';
 import { RedisCreationWindow, RedisFailureLockout, RedisTokenBucket } from './rate-limit-redis';
 import { RedisKeyedLock } from './redis-keyed-lock';
 import { RedisUnavailableError, type RedisLink } from './redis-link';
@@ -42,10 +42,6 @@ export class FallbackFailureLockout implements FailureLockout {
   }
 }
 
-const FIFTEEN_MINUTES = 15 * 60 * 1000;
-type WindowName = 'resetRequests' | 'emailVerificationRequests' | 'emailUpdateRequests';
-type LockoutName = 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify' | 'passkeyVerify';
-
 /**
  * The §5 limits in Redis (every key under `prefix`, e.g. `gatehouse:loginBlock:{1.2.3.4}:failures`),
  * each falling back to its twin in `local` while Redis is unreachable; and the keyed lock.
@@ -53,22 +49,10 @@ type LockoutName = 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | '
 export function createSharedRateLimits(options: { link: RedisLink; clock: Clock; local: RateLimits; prefix?: string }): RateLimits {
   const { link, clock, local } = options;
   const prefix = options.prefix ?? 'gatehouse:';
-  const window = (name: WindowName) =>
-    new FallbackCreationWindow(link, new RedisCreationWindow(link, { prefix: `${prefix}${name}:`, limit: 3, windowMs: FIFTEEN_MINUTES, clock }), local[name]);
-  const lockout = (name: LockoutName) =>
-    new FallbackFailureLockout(link, new RedisFailureLockout(link, { prefix: `${prefix}${name}:`, limit: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES, clock }), local[name]);
-  return {
-    address: new FallbackTokenBucket(link, new RedisTokenBucket(link, { prefix: `${prefix}address:`, capacity: 5, refillMs: 10_000, clock }), local.address),
-    loginBlock: lockout('loginBlock'),
-    resetRequests: window('resetRequests'),
-    emailVerificationRequests: window('emailVerificationRequests'),
-    emailUpdateRequests: window('emailUpdateRequests'),
-    totpVerify: lockout('totpVerify'),
-    totpRegister: lockout('totpRegister'),
-    reset2fa: lockout('reset2fa'),
-    emailVerify: lockout('emailVerify'),
-    emailUpdateVerify: lockout('emailUpdateVerify'),
-    passkeyVerify: lockout('passkeyVerify'),
+  return assembleLimits({
+    address: () => new FallbackTokenBucket(link, new RedisTokenBucket(link, { prefix: `${prefix}address:`, ...LIMIT_RULES.address, clock }), local.address),
+    window: (name) => new FallbackCreationWindow(link, new RedisCreationWindow(link, { prefix: `${prefix}${name}:`, ...LIMIT_RULES.window, clock }), local[name]),
+    lockout: (name) => new FallbackFailureLockout(link, new RedisFailureLockout(link, { prefix: `${prefix}${name}:`, ...LIMIT_RULES.lockout, clock }), local[name]),
     serial: new RedisKeyedLock(link, { prefix: `${prefix}serial:` }),
-  };
+  });
 }

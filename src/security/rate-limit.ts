@@ -49,35 +49,54 @@ export interface RateLimits {
 
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
 
+/** The numbers of API.md §5, for every implementation (in memory, in Redis). */
+export const LIMIT_RULES = {
+  address: { capacity: 5, refillMs: 10_000 },
+  window: { limit: 3, windowMs: FIFTEEN_MINUTES },
+  lockout: { limit: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES },
+} as const;
+
+const WINDOWS = ['resetRequests', 'emailVerificationRequests', 'emailUpdateRequests'] as const;
+const LOCKOUTS = ['loginBlock', 'totpVerify', 'totpRegister', 'reset2fa', 'emailVerify', 'emailUpdateVerify', 'passkeyVerify'] as const;
+export type WindowName = (typeof WINDOWS)[number];
+export type LockoutName = (typeof LOCKOUTS)[number];
+
+/** RateLimits from one maker per kind of limit, so every implementation has every limit of §5. */
+export function assembleLimits(make: {
+  address: () => TokenBucket;
+  window: (name: WindowName) => CreationWindow;
+  lockout: (name: LockoutName) => FailureLockout;
+  serial: KeyedLock;
+}): RateLimits {
+  return {
+    address: make.address(),
+    ...Object.fromEntries(WINDOWS.map((name) => [name, make.window(name)])),
+    ...Object.fromEntries(LOCKOUTS.map((name) => [name, make.lockout(name)])),
+    serial: make.serial,
+  } as RateLimits;
+}
+
 /** The limits of API.md §5 in this process's memory, each map bounded by `maxKeys`. */
 export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
-  const window = (): CreationWindow => {
-    const limiter = new SlidingWindowLimiter({ limit: 3, windowMs: FIFTEEN_MINUTES, clock, maxKeys });
-    return { hit: async (key) => limiter.hit(key) };
-  };
-  const lockout = (): FailureLockout => {
-    const limiter = new LockoutLimiter({ limit: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES, clock, maxKeys });
-    return {
-      check: async (key) => limiter.check(key),
-      recordFailure: async (key) => limiter.recordFailure(key),
-      reset: async (key) => limiter.reset(key),
-    };
-  };
-  const bucket = new TokenBucketLimiter({ capacity: 5, refillMs: 10_000, clock, maxKeys });
-  return {
-    address: { consume: async (key) => bucket.consume(key) },
-    loginBlock: lockout(),
-    resetRequests: window(),
-    emailVerificationRequests: window(),
-    emailUpdateRequests: window(),
-    totpVerify: lockout(),
-    totpRegister: lockout(),
-    reset2fa: lockout(),
-    emailVerify: lockout(),
-    emailUpdateVerify: lockout(),
-    passkeyVerify: lockout(),
+  return assembleLimits({
+    address: () => {
+      const bucket = new TokenBucketLimiter({ ...LIMIT_RULES.address, clock, maxKeys });
+      return { consume: async (key) => bucket.consume(key) };
+    },
+    window: () => {
+      const limiter = new SlidingWindowLimiter({ ...LIMIT_RULES.window, clock, maxKeys });
+      return { hit: async (key) => limiter.hit(key) };
+    },
+    lockout: () => {
+      const limiter = new LockoutLimiter({ ...LIMIT_RULES.lockout, clock, maxKeys });
+      return {
+        check: async (key) => limiter.check(key),
+        recordFailure: async (key) => limiter.recordFailure(key),
+        reset: async (key) => limiter.reset(key),
+      };
+    },
     serial: new KeyedSerializer(),
-  };
+  });
 }
 
 /** A refusal becomes TOO_MANY_REQUESTS with its Retry-After (API.md §2). */
@@ -115,26 +134,14 @@ export function countRefusals(limits: RateLimits, onRefusal: (name: LimitName) =
     if (!result.ok) onRefusal(name);
     return result;
   };
-  const window = (field: 'resetRequests' | 'emailVerificationRequests' | 'emailUpdateRequests'): CreationWindow => ({
-    hit: async (key) => counted(LIMIT_NAMES[field], await limits[field].hit(key)),
-  });
-  const lockout = (field: 'loginBlock' | 'totpVerify' | 'totpRegister' | 'reset2fa' | 'emailVerify' | 'emailUpdateVerify' | 'passkeyVerify'): FailureLockout => ({
-    check: async (key) => counted(LIMIT_NAMES[field], await limits[field].check(key)),
-    recordFailure: (key) => limits[field].recordFailure(key),
-    reset: (key) => limits[field].reset(key),
-  });
-  return {
-    address: { consume: async (key) => counted('address', await limits.address.consume(key)) },
-    loginBlock: lockout('loginBlock'),
-    resetRequests: window('resetRequests'),
-    emailVerificationRequests: window('emailVerificationRequests'),
-    emailUpdateRequests: window('emailUpdateRequests'),
-    totpVerify: lockout('totpVerify'),
-    totpRegister: lockout('totpRegister'),
-    reset2fa: lockout('reset2fa'),
-    emailVerify: lockout('emailVerify'),
-    emailUpdateVerify: lockout('emailUpdateVerify'),
-    passkeyVerify: lockout('passkeyVerify'),
+  return assembleLimits({
+    address: () => ({ consume: async (key) => counted('address', await limits.address.consume(key)) }),
+    window: (field) => ({ hit: async (key) => counted(LIMIT_NAMES[field], await limits[field].hit(key)) }),
+    lockout: (field) => ({
+      check: async (key) => counted(LIMIT_NAMES[field], await limits[field].check(key)),
+      recordFailure: (key) => limits[field].recordFailure(key),
+      reset: (key) => limits[field].reset(key),
+    }),
     serial: { run: (key, task) => limits.serial.run(key, task) },
-  };
+  });
 }

@@ -1,15 +1,10 @@
 import { isValidEmail, normalizeEmail } from '../security/email-address';
 import { parsePasswordHash } from '../security/password-formats';
 import { parseTotpKey } from '../security/totp';
+import type { UserRecord } from '../users/store';
 
 /** One user as `gatehouse export` writes it and `gatehouse import` reads it (API.md §11), as stored. */
-export interface TransferUser {
-  id: string;
-  createdAt: number;
-  email: string | null;
-  emailVerified: boolean;
-  passwordHash: string;
-  recoveryCodeHash: string;
+export interface TransferUser extends UserRecord {
   totpKey: string | null;
   totpLastStep: number | null;
 }

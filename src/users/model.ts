@@ -14,6 +14,25 @@ export const User = t.Object({
 });
 export type UserView = typeof User.static;
 
+/** The columns the stores select for a user's view; SQLite answers its EXISTS as 0 or 1. */
+export interface UserViewColumns {
+  id: string;
+  createdAt: number;
+  email: string | null;
+  emailVerified: boolean;
+  registeredTotp: boolean | number;
+  passkeyCount: number;
+}
+
+export const toUserView = (row: UserViewColumns): UserView => ({
+  id: row.id,
+  created_at: row.createdAt,
+  email: row.email,
+  email_verified: row.emailVerified,
+  registered_totp: Boolean(row.registeredTotp),
+  passkey_count: row.passkeyCount,
+});
+
 export const CreatedUser = t.Composite([
   User,
   t.Object({ recovery_code: t.String({ description: 'Shown once; store it with the user', examples: ['7KQ2MZXDH3PA9WEN'] }) }),

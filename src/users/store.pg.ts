@@ -3,24 +3,13 @@ import type { PgDb } from '../db/pg-client';
 import { isUniqueViolation } from '../db/pg-errors';
 import { counters, passkeys, totpCredentials, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
-import type { ListOptions, UserView } from './model';
+import { toUserView, type ListOptions } from './model';
 import type { UserStore } from './store';
 
 const registeredTotp = sql<boolean>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 // Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
 const passkeyCount = sql<number>`(select count(*)::int from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp, passkeyCount };
-type ViewColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: boolean; passkeyCount: number };
-
-const toUserView = (row: ViewColumns): UserView => ({
-  id: row.id,
-  created_at: row.createdAt,
-  email: row.email,
-  email_verified: row.emailVerified,
-  registered_totp: row.registeredTotp,
-  passkey_count: row.passkeyCount,
-});
-
 // strpos() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`strpos(${users.email}, ${sql.placeholder('query')}) > 0`;
 

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../db/constraints';
 import { counters, passkeys, totpCredentials, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
-import type { ListOptions, UserView } from './model';
+import { toUserView, type ListOptions, type UserView } from './model';
 
 /** A user as stored, with its hashes; never leaves the service layer. */
 export interface UserRecord {
@@ -34,17 +34,6 @@ const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where
 // Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
 const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp, passkeyCount };
-type ViewColumns = { id: string; createdAt: number; email: string | null; emailVerified: boolean; registeredTotp: number; passkeyCount: number };
-
-const toUserView = (row: ViewColumns): UserView => ({
-  id: row.id,
-  created_at: row.createdAt,
-  email: row.email,
-  email_verified: row.emailVerified,
-  registered_totp: Boolean(row.registeredTotp),
-  passkey_count: row.passkeyCount,
-});
-
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
 

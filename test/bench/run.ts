@@ -8,6 +8,7 @@ import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
 import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
 import { machine, type Row, table, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
+import { severalBench } from './several';
 import { transferBench } from './transfer';
 import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
 import { watchingBench } from './watching';
@@ -126,6 +127,8 @@ async function main() {
     const startup: Row = { scenario: 'Start-up: `dist/gatehouse` spawn → first 200 on /health', note: startupMs === null ? 'not built' : `${startupMs.toFixed(0)} ms` };
     // Issue 15: metrics on and off, webhook delivery (alone: bun run test/bench/watching.ts).
     const watching = await watchingBench(dir, settings);
+    // Issue 13: PostgreSQL + Redis, one and two instances (alone: BENCH_ONLY=several).
+    const several = await severalBench(dir, settings, log);
 
     const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond ?? NaN;
     const targets: Target[] = [
@@ -143,6 +146,7 @@ async function main() {
     console.log(table([bare, hashing, idleRow, getUser, listSmall, verify, passkeyLogin, listLarge, lastPage, create, startup]));
     console.log(`\nTargets:\n${targetLines(targets)}`);
     console.log(`\nWatching it run (metrics, events, webhooks):\n${table(watching.rows)}\n\nTargets:\n${targetLines(watching.targets)}`);
+    console.log(severalReport(several));
     console.log(
       `\nServer exit codes on SIGTERM: ${exitSmall}, ${exitLarge}; access-log lines written by the first server: ${count(logLines)}.`,
     );
@@ -159,6 +163,24 @@ async function passkeyOnly(server: RunningServer, dir: string, userId: string): 
   console.log(machine(settings));
   console.log(table([verify, passkeyLogin]));
   console.log(`\nTargets:\n${targetLines([target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20)])}`);
+}
+
+function severalReport(several: Awaited<ReturnType<typeof severalBench>>): string {
+  if (several.skipped !== undefined) return `\nSeveral instances: skipped (${several.skipped})`;
+  return `\nSeveral instances (PostgreSQL + Redis):\n${table(several.rows)}\n\nTargets:\n${targetLines(several.targets)}`;
+}
+
+/** BENCH_ONLY=several: issue 13's scenarios alone. */
+async function severalOnly(): Promise<void> {
+  ensureWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-several-'));
+  try {
+    const several = await severalBench(dir, settings, log);
+    console.log(machine(settings));
+    console.log(severalReport(several));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
@@ -186,5 +208,8 @@ async function transfer() {
   }
 }
 
-if (process.env.BENCH_ONLY !== 'transfer') await main();
-await transfer();
+if (process.env.BENCH_ONLY === 'several') await severalOnly();
+else {
+  if (process.env.BENCH_ONLY !== 'transfer') await main();
+  await transfer();
+}

@@ -24,6 +24,10 @@ export interface Request {
   body?: string;
   /** One body a line, each sent once (single-use challenges): thread t of n sends lines t, t+n, ... */
   bodiesFile?: string;
+  /** `body` with `%s` replaced by a client_ip no other request used (10.<thread>.x.y), so no address runs out of tokens. */
+  uniqueClientIp?: boolean;
+  /** Base URLs (`http://host:port`) of several servers: thread t of n talks to server t mod count, as a round-robin balancer would split them. */
+  servers?: string[];
 }
 
 /** Installs wrk from the Debian archive when it is missing and we are allowed to. */
@@ -50,6 +54,7 @@ function luaScript(request: Request, threads: number): string {
   if (request.body !== undefined) lines.push(`wrk.body = ${quote(request.body)}`);
   for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${quote(name)}] = ${quote(value)}`);
   if (request.bodiesFile !== undefined) lines.push(bodiesFromFile(request.bodiesFile, threads));
+  if (request.uniqueClientIp || request.servers !== undefined) lines.push(perThread(request));
   const path = join(scriptDir, `request-${++scripts}.lua`);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
@@ -70,6 +75,30 @@ function request()
   sent = sent + 1
   return wrk.format(nil, nil, nil, bodies[math.min(sent, #bodies)])
 end`;
+
+/** Per thread: which server it talks to, and a body with an address of its own for every request. */
+function perThread(request: Request): string {
+  const servers = (request.servers ?? []).map((base) => new URL(base)).map((url) => `{${JSON.stringify(url.hostname)}, ${JSON.stringify(url.port)}}`);
+  const body = request.uniqueClientIp ? JSON.stringify(request.body ?? '') : 'nil';
+  return `
+local servers, nextThread = {${servers.join(', ')}}, 0
+function setup(thread)
+  if #servers > 0 then
+    local server = servers[(nextThread % #servers) + 1]
+    thread.addr = wrk.lookup(server[1], server[2])[1]
+  end
+  thread:set("share", nextThread)
+  nextThread = nextThread + 1
+end
+local sent = 0
+function request()
+  local body = ${body}
+  if body == nil then return wrk.format() end
+  sent = sent + 1
+  local ip = string.format("10.%d.%d.%d", share % 256, math.floor(sent / 256) % 256, sent % 256)
+  return wrk.format(nil, nil, nil, string.format(body, ip))
+end`;
+}
 
 export async function runWrk(request: Request, settings: LoadSettings): Promise<LoadResult> {
   const args = [

@@ -1,6 +1,8 @@
+import { afterAll, beforeAll } from 'bun:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { reportSkipped, type Availability } from './debian-packages';
 
 /** Who a database engine runs as: PostgreSQL refuses root, so root tests hand it to a system user. */
 export interface RunAs {
@@ -124,4 +126,38 @@ export function signalTree(pid: number, signal: 'SIGSTOP' | 'SIGCONT'): void {
       // Gone already.
     }
   }
+}
+
+/**
+ * Call at the top of a test file: makes sure the engine can run (installing it if needed and possible),
+ * starts one before the file's tests and removes it after. `skip` is true (and the reason printed)
+ * when it cannot run.
+ */
+export async function engineForThisFile<Server extends { close(): Promise<void> }>(
+  suite: string,
+  what: string,
+  availability: () => Promise<Availability>,
+  start: () => Promise<Server>,
+): Promise<{ skip: boolean; server: () => Server }> {
+  const skip = reportSkipped(suite, await availability());
+  let server: Server | undefined;
+  let starting: Promise<Server> | undefined;
+  // Generous hook timeouts: on a loaded machine starting takes seconds, and a hook that times out
+  // would leave afterAll nothing to close.
+  beforeAll(async () => {
+    if (skip) return;
+    starting = start();
+    server = await starting;
+  }, 60_000);
+  afterAll(async () => {
+    const started = await starting?.catch(() => undefined);
+    await started?.close();
+  }, 30_000);
+  return {
+    skip,
+    server: () => {
+      if (server === undefined) throw new Error(`${what} is not running`);
+      return server;
+    },
+  };
 }

@@ -1,11 +1,10 @@
 import { SQL } from 'bun';
-import { afterAll, beforeAll } from 'bun:test';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { migratePostgres } from '../../src/db/pg-client';
-import { ensureDebianPackages, reportSkipped, type Availability } from './debian-packages';
-import { freePort, runCommand, signalTree, startEngine, stopEngine, type EngineProcess, type RunAs } from './engine-process';
+import { ensureDebianPackages, type Availability } from './debian-packages';
+import { type EngineProcess, freePort, engineForThisFile, type RunAs, runCommand, signalTree, startEngine, stopEngine } from './engine-process';
 
 /** Debian 12's server; on another release apt may install a newer major, which findBinDir also finds. */
 const PACKAGE = { name: 'postgresql', provides: '/usr/lib/postgresql/15/bin/postgres' };
@@ -163,30 +162,5 @@ export async function startPostgres(): Promise<PostgresServer> {
   return server;
 }
 
-/**
- * Call at the top of a test file: installs PostgreSQL if needed and possible, starts one cluster
- * before the file's tests and removes it after. `skip` is true (and the reason printed) when it cannot run.
- */
-export async function postgresForThisFile(suite: string): Promise<{ skip: boolean; server: () => PostgresServer }> {
-  const skip = reportSkipped(suite, await postgresAvailability());
-  let server: PostgresServer | undefined;
-  let starting: Promise<PostgresServer> | undefined;
-  // Generous hook timeouts: on a loaded machine starting takes seconds, and a hook that times out
-  // would leave afterAll nothing to close.
-  beforeAll(async () => {
-    if (skip) return;
-    starting = startPostgres();
-    server = await starting;
-  }, 60_000);
-  afterAll(async () => {
-    const started = await starting?.catch(() => undefined);
-    await started?.close();
-  }, 30_000);
-  return {
-    skip,
-    server: () => {
-      if (server === undefined) throw new Error('PostgreSQL is not running');
-      return server;
-    },
-  };
-}
+/** Call at the top of a test file: one PostgreSQL for the file's tests, or `skip` with the reason printed. */
+export const postgresForThisFile = (suite: string) => engineForThisFile(suite, 'PostgreSQL', postgresAvailability, startPostgres);

@@ -1,10 +1,9 @@
 import { RedisClient } from 'bun';
-import { afterAll, beforeAll } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDebianPackages, reportSkipped, type Availability } from './debian-packages';
-import { freePort, startEngine, stopEngine, type EngineProcess } from './engine-process';
+import { ensureDebianPackages, type Availability } from './debian-packages';
+import { type EngineProcess, freePort, engineForThisFile, startEngine, stopEngine } from './engine-process';
 
 const PACKAGE = { name: 'redis-server', provides: '/usr/bin/redis-server' };
 
@@ -90,30 +89,5 @@ export async function startRedis(): Promise<RedisServer> {
   return server;
 }
 
-/**
- * Call at the top of a test file: installs redis-server if needed and possible, starts one server
- * before the file's tests and removes it after. `skip` is true (and the reason printed) when it cannot run.
- */
-export async function redisForThisFile(suite: string): Promise<{ skip: boolean; server: () => RedisServer }> {
-  const skip = reportSkipped(suite, await redisAvailability());
-  let server: RedisServer | undefined;
-  let starting: Promise<RedisServer> | undefined;
-  // Generous hook timeouts: on a loaded machine starting takes seconds, and a hook that times out
-  // would leave afterAll nothing to close.
-  beforeAll(async () => {
-    if (skip) return;
-    starting = startRedis();
-    server = await starting;
-  }, 60_000);
-  afterAll(async () => {
-    const started = await starting?.catch(() => undefined);
-    await started?.close();
-  }, 30_000);
-  return {
-    skip,
-    server: () => {
-      if (server === undefined) throw new Error('redis-server is not running');
-      return server;
-    },
-  };
-}
+/** Call at the top of a test file: one redis-server for the file's tests, or `skip` with the reason printed. */
+export const redisForThisFile = (suite: string) => engineForThisFile(suite, 'redis-server', redisAvailability, startRedis);
