@@ -3,9 +3,12 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { databasePath, openDatabase, type Db } from '../db/client';
 import { systemClock } from '../security/clock';
-import { createTransferService, type TransferService } from '../transfer/service';
+import { openPostgresForTools } from '../db/pg-client';
+import { createTransferService, type TransferService, type TransferStore } from '../transfer/service';
 import { sqliteTransferStore } from '../transfer/store';
+import { postgresTransferStore } from '../transfer/store.pg';
 import { UsageError } from './config';
+import { parseUrl } from './values';
 import { fileSink, ndjsonLines, stdoutSink } from './ndjson';
 import { importProgress, progressBar } from './progress';
 
@@ -16,7 +19,7 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 const seconds = (startedMs: number) => `${((performance.now() - startedMs) / 1000).toFixed(1)} s`;
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
-/** API.md §8: `--dir D | --database-url URL`; a flag beats its variable. PostgreSQL comes with issue 13. */
+/** API.md §8: `--dir D | --database-url URL`; a flag beats its variable. */
 function parse(command: TransferCommand, args: string[], env: Env) {
   let parsed;
   try {
@@ -30,16 +33,33 @@ function parse(command: TransferCommand, args: string[], env: Env) {
   }
   const { dir, 'database-url': url } = parsed.values as Record<string, string | undefined>;
   if (dir !== undefined && url !== undefined) throw new UsageError(`${command}: give --dir or --database-url, not both`);
-  if (url !== undefined || (dir === undefined && env.GATEHOUSE_DATABASE_URL)) {
-    throw new UsageError(
-      command === 'backup'
-        ? 'backup copies the SQLite database only; back up PostgreSQL with its own tools (pg_dump)'
-        : `${command}: --database-url is not supported yet (PostgreSQL comes later); use --dir`,
-    );
+  const databaseUrl = url ?? (dir === undefined ? env.GATEHOUSE_DATABASE_URL || undefined : undefined);
+  if (databaseUrl !== undefined && command === 'backup') {
+    throw new UsageError('backup copies the SQLite database only; back up PostgreSQL with its own tools (pg_dump)');
   }
   const dataDir = dir ?? (env.GATEHOUSE_DATA_DIR || './gatehouse_data');
   if (dataDir.trim() === '') throw new UsageError('--dir must not be empty');
-  return { dir: dataDir, positionals: parsed.positionals, onConflict: (parsed.values as Record<string, string | undefined>)['on-conflict'] };
+  return {
+    dir: dataDir,
+    databaseUrl: databaseUrl === undefined ? null : parseUrl('database-url', databaseUrl, ['postgres', 'postgresql'], true),
+    positionals: parsed.positionals,
+    onConflict: (parsed.values as Record<string, string | undefined>)['on-conflict'],
+  };
+}
+
+/** The store of `--dir`'s SQLite database or of `--database-url`'s PostgreSQL, and how to let it go. */
+interface OpenStore {
+  store: TransferStore;
+  close(): Promise<void>;
+}
+
+async function openStore(command: TransferCommand, where: { dir: string; databaseUrl: string | null }, existing: boolean): Promise<OpenStore> {
+  if (where.databaseUrl !== null) {
+    const client = await openPostgresForTools(where.databaseUrl, command);
+    return { store: postgresTransferStore(client), close: () => client.close() };
+  }
+  const db = existing ? openExisting(where.dir) : openDatabase(where.dir);
+  return { store: sqliteTransferStore(db), close: async () => db.$client.close() };
 }
 
 /** Export and backup read an existing database; they never create an empty one. */
@@ -56,13 +76,13 @@ function outputPath(file: string, dir: string): string {
   return path;
 }
 
-function services(db: Db): TransferService {
-  return createTransferService({ store: sqliteTransferStore(db), clock: systemClock });
+function services(store: TransferStore): TransferService {
+  return createTransferService({ store, clock: systemClock });
 }
 
 async function runImport(args: string[], env: Env): Promise<number> {
   const started = performance.now();
-  const { dir, positionals, onConflict = 'fail' } = parse('import', args, env);
+  const { positionals, onConflict = 'fail', ...where } = parse('import', args, env);
   if (positionals.length !== 1) throw new UsageError('import: give one FILE, or - for standard input');
   if (onConflict !== 'fail' && onConflict !== 'skip') throw new UsageError(`invalid --on-conflict '${onConflict}': expected fail or skip`);
   const file = positionals[0]!;
@@ -73,12 +93,12 @@ async function runImport(args: string[], env: Env): Promise<number> {
   }
   const fd = file === '-' ? 0 : openSync(file, 'r');
   const input = ndjsonLines(fd);
-  const db = openDatabase(dir);
+  const opened = await openStore('import', where, false);
   const stop = new AbortController();
   const interrupt = () => stop.abort();
   process.on('SIGINT', interrupt).on('SIGTERM', interrupt);
   try {
-    const outcome = await services(db).importUsers(input.batches, {
+    const outcome = await services(opened.store).importUsers(input.batches, {
       onConflict,
       signal: stop.signal,
       progress: importProgress(input.bytesRead, size),
@@ -99,17 +119,17 @@ async function runImport(args: string[], env: Env): Promise<number> {
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
     if (fd !== 0) closeSync(fd);
-    db.$client.close();
+    await opened.close();
   }
 }
 
 async function runExport(args: string[], env: Env): Promise<number> {
   const started = performance.now();
-  const { dir, positionals } = parse('export', args, env);
+  const { positionals, ...where } = parse('export', args, env);
   if (positionals.length > 1) throw new UsageError('export: give at most one FILE (- or none for standard output)');
   const file = positionals[0] ?? '-';
-  const target = file === '-' ? null : outputPath(file, dir);
-  const db = openExisting(dir);
+  const target = file === '-' ? null : outputPath(file, where.dir);
+  const opened = await openStore('export', where, true);
   const sink = target === null ? stdoutSink() : fileSink(target);
   const interrupt = () => {
     sink.abandon();
@@ -118,7 +138,7 @@ async function runExport(args: string[], env: Env): Promise<number> {
   process.on('SIGINT', interrupt).on('SIGTERM', interrupt);
   const bar = progressBar('exporting', 'users');
   try {
-    const exported = await services(db).exportUsers(
+    const exported = await services(opened.store).exportUsers(
       (text) => sink.write(text),
       (done, total) => bar.update(done, done, total),
     );
@@ -132,7 +152,7 @@ async function runExport(args: string[], env: Env): Promise<number> {
     throw error;
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
-    db.$client.close();
+    await opened.close();
   }
 }
 
@@ -152,7 +172,7 @@ async function runBackup(args: string[], env: Env): Promise<number> {
   process.on('SIGINT', interrupt).on('SIGTERM', interrupt);
   try {
     closeSync(openSync(partial, 'wx', 0o600));
-    await services(db).backup(partial);
+    await services(sqliteTransferStore(db)).backup(partial);
     chmodSync(partial, 0o600);
     const fd = openSync(partial, 'r');
     fsyncSync(fd);

@@ -74,6 +74,19 @@ export function beginBulkWrites(sqlite: Database): () => void {
   };
 }
 
+/** Inside a transaction: `write`'s changes are kept when it returns and undone (then rethrown) when it throws. */
+export function inSavepoint<T>(sqlite: Database, write: () => T): T {
+  sqlite.exec('SAVEPOINT bulk_write');
+  try {
+    const result = write();
+    sqlite.exec('RELEASE bulk_write');
+    return result;
+  } catch (error) {
+    sqlite.exec('ROLLBACK TO bulk_write; RELEASE bulk_write');
+    throw error;
+  }
+}
+
 /** Groups a synchronous cursor into arrays, so the consumer can await between them (bounded memory). */
 export async function* inBatches<Row, T>(rows: Iterator<Row>, size: number, map: (row: Row) => T): AsyncGenerator<T[]> {
   try {

@@ -87,3 +87,15 @@ export async function migratePostgres(url: string, connectionTimeoutMs = DEFAULT
     await client.close();
   }
 }
+
+const TOOL_CONNECTION_TIMEOUT_MS = 5000;
+
+/**
+ * For the command line (gatehouse import and export): the schema brought up to date first, then one
+ * connection of its own without the server pool's statement and idle-in-transaction timeouts, which
+ * would cancel a bulk statement or end an export whose reader is slow.
+ */
+export async function openPostgresForTools(url: string, command: string): Promise<SQL> {
+  await migratePostgres(url, TOOL_CONNECTION_TIMEOUT_MS);
+  return new SQL({ ...connectionOf(url), max: 1, connectionTimeout: TOOL_CONNECTION_TIMEOUT_MS / 1000, connection: { application_name: `gatehouse-${command}` } });
+}

@@ -7,8 +7,8 @@ import type { EventStore } from './store';
 /** Appends event drafts inside the caller's PostgreSQL transaction; its last statements. */
 export type AppendEventsPg = (tx: PgTx, drafts: readonly EventDraft[]) => Promise<void>;
 
-/** pg_advisory_xact_lock key for appending events: the bytes of "gh-event". */
-const EVENTS_LOCK_KEY = 0x6768_2d65_7665_6e74n;
+/** pg_advisory_xact_lock key for appending events: the bytes of "gh-event". Bulk appenders (gatehouse import) take it too. */
+export const EVENTS_LOCK_KEY = 0x6768_2d65_7665_6e74n;
 
 /**
  * Identity values are drawn at insert time, not at commit: two transactions could commit ids 8 and 7

@@ -2,6 +2,7 @@ import type { TProperties } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
 import { ClientIp, DOCUMENTED_AS, unixSeconds } from '../http/fields';
+import { isPasskeyName } from '../security/passkey-names';
 import type { PasskeyRecord } from './store';
 
 export const TAG = 'Passkeys';
@@ -12,11 +13,6 @@ const CHALLENGE_ID = 'k3mf8qz2hv9wne4rp6tjc7xa';
 const open = { additionalProperties: true } as const;
 const B64 = (example: string, description?: string) => t.String({ description, examples: [example] });
 
-/** 1 to 64 characters (code points), none of them a control character; a lone surrogate is not one. */
-const isPasskeyName = (value: string): boolean => {
-  const length = [...value].length;
-  return value.isWellFormed() && length >= 1 && length <= 64 && !/\p{Cc}/u.test(value);
-};
 FormatRegistry.Set('gatehouse-passkey-name', isPasskeyName);
 const PasskeyName = t.String({
   format: 'gatehouse-passkey-name',

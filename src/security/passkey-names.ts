@@ -29,3 +29,9 @@ export const GENERIC_PASSKEY_NAME = 'Passkey';
 
 /** `aaguid` as the library formats it: lower-case hex with dashes. */
 export const passkeyNameFor = (aaguid: string): string => PROVIDERS[aaguid.toLowerCase()] ?? GENERIC_PASSKEY_NAME;
+
+/** A name a user may give (or an import may carry): 1 to 64 code points, no control character, no lone surrogate. */
+export const isPasskeyName = (value: string): boolean => {
+  const length = [...value].length;
+  return value.isWellFormed() && length >= 1 && length <= 64 && !/\p{Cc}/u.test(value);
+};

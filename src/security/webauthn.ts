@@ -8,7 +8,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import { decodeCredentialPublicKey, isoBase64URL } from '@simplewebauthn/server/helpers';
 
 /**
  * The relying party's side of WebAuthn (API.md §13), every check done by @simplewebauthn/server:
@@ -63,6 +63,33 @@ export function knownTransports(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
   return [...new Set(list.filter((item): item is string => typeof item === 'string' && TRANSPORTS.has(item)))];
 }
+
+/** Canonical unpadded base64url, as the library writes ids and keys: its bytes, or undefined. */
+function base64urlBytes(text: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : undefined;
+}
+
+/** A stored credential id: canonical base64url of 1 to 1023 bytes. */
+export function isCredentialId(text: string): boolean {
+  const bytes = base64urlBytes(text);
+  return bytes !== undefined && bytes.length <= MAX_CREDENTIAL_ID_BYTES;
+}
+
+/** A stored public key: canonical base64url of a COSE key (kty and alg) of an algorithm Gatehouse verifies. */
+export function isSupportedPublicKey(text: string): boolean {
+  const bytes = base64urlBytes(text);
+  if (bytes === undefined || bytes.length > 2048) return false;
+  try {
+    const key = decodeCredentialPublicKey(new Uint8Array(bytes));
+    return key instanceof Map && key.get(1) !== undefined && SUPPORTED_ALGORITHMS.includes(key.get(3) as number);
+  } catch {
+    return false;
+  }
+}
+
+export const isKnownTransport = (name: unknown): name is string => typeof name === 'string' && TRANSPORTS.has(name);
 
 /**
  * Every passkey is discoverable (resident key required), so it also serves the login without a

@@ -1,12 +1,31 @@
 import { isValidEmail, normalizeEmail } from '../security/email-address';
+import { GENERIC_PASSKEY_NAME, isPasskeyName } from '../security/passkey-names';
 import { parsePasswordHash } from '../security/password-formats';
 import { parseTotpKey } from '../security/totp';
 import type { UserRecord } from '../users/store';
+import { isCredentialId, isKnownTransport, isSupportedPublicKey } from '../security/webauthn';
+
+/** A passkey as export writes it and import reads it: every stored field but its user (API.md §13). */
+export interface TransferPasskey {
+  id: string;
+  /** base64url, unique across all users. */
+  credentialId: string;
+  /** base64url of the COSE key. */
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  backedUp: boolean;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
 
 /** One user as `gatehouse export` writes it and `gatehouse import` reads it (API.md §11), as stored. */
 export interface TransferUser extends UserRecord {
   totpKey: string | null;
   totpLastStep: number | null;
+  /** Oldest first, ties by id. */
+  passkeys: TransferPasskey[];
 }
 
 /** A line that passed every check it can pass alone; uniqueness is checked against the others later. */
@@ -14,7 +33,8 @@ export interface StagedUser extends TransferUser {
   line: number;
 }
 
-export type UniqueField = 'id' | 'email';
+/** A value that must be unique across the file and the database: `id`, `email`, `passkeys[2].credential_id`. */
+export type UniqueField = 'id' | 'email' | `passkeys[${number}].${'id' | 'credential_id'}`;
 
 /** Why a line is not imported. */
 export type LineProblem =
@@ -22,26 +42,33 @@ export type LineProblem =
   | { line: number; kind: 'repeats'; field: UniqueField; firstLine: number }
   | { line: number; kind: 'taken'; field: UniqueField };
 
+const json = JSON.stringify;
+const passkeyJson = (p: TransferPasskey): string =>
+  `{"id":${json(p.id)},"credential_id":${json(p.credentialId)},"public_key":${json(p.publicKey)},"counter":${p.counter},` +
+  `"transports":${json(p.transports)},"backed_up":${p.backedUp},"name":${json(p.name)},"created_at":${p.createdAt},"last_used_at":${json(p.lastUsedAt)}}`;
+
 /** Keys in a fixed order, so two exports of the same users are the same bytes. */
 export function toNdjsonLine(user: TransferUser): string {
-  const json = JSON.stringify;
   return (
     `{"id":${json(user.id)},"created_at":${user.createdAt},"email":${json(user.email)},"email_verified":${user.emailVerified},` +
     `"password_hash":${json(user.passwordHash)},"recovery_code_hash":${json(user.recoveryCodeHash)},` +
-    `"totp_key":${json(user.totpKey)},"totp_last_step":${json(user.totpLastStep)}}`
+    `"totp_key":${json(user.totpKey)},"totp_last_step":${json(user.totpLastStep)},"passkeys":[${user.passkeys.map(passkeyJson).join(',')}]}`
   );
 }
 
+/** What holds a taken value, by field (a passkey's index left out). */
+const TAKEN: Record<string, string> = {
+  email: 'EMAIL_ALREADY_USED, held by an existing user',
+  id: 'an existing user has this id',
+  'passkeys[].credential_id': 'PASSKEY_ALREADY_REGISTERED, held by an existing passkey',
+  'passkeys[].id': 'an existing passkey has this id',
+};
+
 export function describeProblem(problem: LineProblem): string {
   const where = `line ${problem.line}${problem.field === null ? '' : `: ${problem.field}`}`;
-  switch (problem.kind) {
-    case 'invalid':
-      return `${where}: ${problem.detail}`;
-    case 'repeats':
-      return `${where}: already on line ${problem.firstLine}`;
-    case 'taken':
-      return `${where}: ${problem.field === 'email' ? 'EMAIL_ALREADY_USED, held by an existing user' : 'an existing user has this id'}`;
-  }
+  if (problem.kind === 'invalid') return `${where}: ${problem.detail}`;
+  if (problem.kind === 'repeats') return `${where}: already on line ${problem.firstLine}`;
+  return `${where}: ${TAKEN[problem.field.replace(/\[\d+\]/, '[]')]}`;
 }
 
 /**
@@ -81,20 +108,63 @@ function hashField(record: Record<string, unknown>, field: 'password_hash' | 're
   return value;
 }
 
-function integerField(record: Record<string, unknown>, field: string, max: number): number | null {
-  const value = record[field];
+function integerField(record: Record<string, unknown>, key: string, max: number, at = ''): number | null {
+  const value = record[key];
   if (!present(value)) return null;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
-    throw new Invalid(field, `must be a whole number from 0 to ${max}`);
+    throw new Invalid(at + key, `must be a whole number from 0 to ${max}`);
   }
   return value;
 }
 
+const ID_RULE = 'must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit';
+const MAX_PASSKEYS = 10;
+const MAX_SIGN_COUNT = 2 ** 32 - 1;
+
+function readPasskey(value: unknown, at: string, defaults: LineDefaults): TransferPasskey {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Invalid(at, 'must be an object');
+  const record = value as Record<string, unknown>;
+  const { id, credential_id: credentialId, public_key: publicKey, transports, backed_up: backedUp, name } = record;
+  if (present(id) && (typeof id !== 'string' || !ID_PATTERN.test(id))) throw new Invalid(`${at}.id`, ID_RULE);
+  if (typeof credentialId !== 'string' || !isCredentialId(credentialId)) throw new Invalid(`${at}.credential_id`, 'must be base64url (no padding) of 1 to 1023 bytes');
+  if (typeof publicKey !== 'string' || !isSupportedPublicKey(publicKey)) throw new Invalid(`${at}.public_key`, 'must be base64url of a COSE public key (ES256, EdDSA or RS256)');
+  const counter = integerField(record, 'counter', MAX_SIGN_COUNT, `${at}.`);
+  const known = !present(transports) || (Array.isArray(transports) && transports.every(isKnownTransport) && new Set(transports).size === transports.length);
+  if (!known) throw new Invalid(`${at}.transports`, 'must be a list of distinct values among ble, cable, hybrid, internal, nfc, smart-card, usb');
+  if (present(backedUp) && typeof backedUp !== 'boolean') throw new Invalid(`${at}.backed_up`, 'must be true or false');
+  if (present(name) && (typeof name !== 'string' || !isPasskeyName(name))) throw new Invalid(`${at}.name`, 'must be 1 to 64 characters, no control characters');
+  const createdAt = integerField(record, 'created_at', MAX_CREATED_AT, `${at}.`);
+  return {
+    id: (id as string | null | undefined) ?? defaults.newId(),
+    credentialId,
+    publicKey,
+    counter: counter ?? 0,
+    transports: (transports as string[] | null | undefined) ?? [],
+    backedUp: backedUp === true,
+    name: (name as string | null | undefined) ?? GENERIC_PASSKEY_NAME,
+    createdAt: createdAt ?? defaults.now,
+    lastUsedAt: integerField(record, 'last_used_at', MAX_CREATED_AT, `${at}.`),
+  };
+}
+
+/** At most 10 a user, as the API allows; ids and credential ids unique within the line (across lines: staging). */
+function readPasskeys(value: unknown, defaults: LineDefaults): TransferPasskey[] {
+  if (!present(value)) return [];
+  if (!Array.isArray(value)) throw new Invalid('passkeys', 'must be a list of passkeys, or null');
+  if (value.length > MAX_PASSKEYS) throw new Invalid('passkeys', `at most ${MAX_PASSKEYS} passkeys a user`);
+  const passkeys = value.map((item, i) => readPasskey(item, `passkeys[${i}]`, defaults));
+  passkeys.forEach((passkey, i) => {
+    for (const key of ['id', 'credentialId'] as const) {
+      const first = passkeys.findIndex((other) => other[key] === passkey[key]);
+      if (first < i) throw new Invalid(`passkeys[${i}].${key === 'id' ? 'id' : 'credential_id'}`, `already in passkeys[${first}]`);
+    }
+  });
+  return passkeys;
+}
+
 function readUser(record: Record<string, unknown>, line: number, defaults: LineDefaults): StagedUser {
   const { id, email, email_verified: emailVerified, totp_key: totpKey } = record;
-  if (present(id) && (typeof id !== 'string' || !ID_PATTERN.test(id))) {
-    throw new Invalid('id', 'must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit');
-  }
+  if (present(id) && (typeof id !== 'string' || !ID_PATTERN.test(id))) throw new Invalid('id', ID_RULE);
   const createdAt = integerField(record, 'created_at', MAX_CREATED_AT);
   if (present(email) && (typeof email !== 'string' || !isValidEmail(email))) throw new Invalid('email', 'INVALID_DATA, not a valid email address');
   if (present(emailVerified) && typeof emailVerified !== 'boolean') throw new Invalid('email_verified', 'must be true or false');
@@ -117,6 +187,7 @@ function readUser(record: Record<string, unknown>, line: number, defaults: LineD
     totpKey: present(totpKey) ? (totpKey as string) : null,
     // Zero: no code accepted yet, so any current code works once.
     totpLastStep: present(totpKey) ? (totpLastStep ?? 0) : null,
+    passkeys: readPasskeys(record.passkeys, defaults),
   };
 }
 

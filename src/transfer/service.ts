@@ -1,7 +1,54 @@
 import { nowSeconds, type Clock } from '../security/clock';
 import { generateId } from '../security/random';
-import { describeProblem, isProblem, type LineProblem, parseImportLine, type StagedUser, toNdjsonLine } from './model';
-import type { TransferStore } from './store';
+import { describeProblem, isProblem, type LineProblem, parseImportLine, type StagedUser, toNdjsonLine, type TransferUser } from './model';
+
+// What the service needs of a database: store.ts implements it on SQLite, store.pg.ts on PostgreSQL.
+
+export interface CommitOptions {
+  /** 'fail': all or nothing; 'skip': lines that meet a conflict are left out. */
+  mode: 'fail' | 'skip';
+  /** The time of the `user.imported` events, and the TOTP credentials' `created_at` (not carried by the file). */
+  now: number;
+  /** Checked between transactions: 'fail' then undoes what was written, 'skip' keeps it. */
+  signal: AbortSignal;
+  onProgress: (written: number) => void;
+}
+
+export interface CommitResult {
+  written: number;
+  /** Lines an existing user or passkey took while the import ran (also listed by `problems()` afterwards). */
+  conflicts: LineProblem[];
+  interrupted: boolean;
+}
+
+/** An import in progress: lines are staged and checked first, then written in one go. */
+export interface ImportStaging {
+  /** Lines valid by themselves, and the problems of the others; both in line order. */
+  add(users: StagedUser[], problems: LineProblem[]): Promise<void>;
+  /** Records the lines that repeat an earlier line's id, email or passkey, or use one the database holds. */
+  findConflicts(): Promise<void>;
+  /** Every problem so far, in line order. */
+  problems(batchSize: number): AsyncIterable<LineProblem[]>;
+  /** Lines with at least one problem, and lines that would be written. */
+  counts(): Promise<{ problemLines: number; writable: number }>;
+  /**
+   * Writes each user with its TOTP credential, passkeys and `user.imported` event (no webhook
+   * outbox row: the command does not know whether a server sends webhooks), in transactions short
+   * enough for servers to go on writing. Users a 'fail' undoes get a `user.deleted` event each.
+   */
+  commit(options: CommitOptions): Promise<CommitResult>;
+  /** Drops the staged lines. */
+  close(): Promise<void>;
+}
+
+/** The data access of `gatehouse export`, `import` and `backup`: a second database implements the same. */
+export interface TransferStore {
+  /** Every user, ordered by (created_at, id), in batches, all from one snapshot that `total` counts. */
+  exportUsers(batchSize: number): Promise<{ total: number; batches: AsyncIterable<TransferUser[]> }>;
+  startImport(): Promise<ImportStaging>;
+  /** Writes a consistent copy of the whole database into `path` (a new, empty file) while others write. */
+  backup(path: string): Promise<void>;
+}
 
 /** A line of the input; `unreadable` says why it could not be read as text (not UTF-8, too long). */
 export interface InputLine {
@@ -130,7 +177,6 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
           signal: options.signal,
           onProgress: (written) => options.progress.writing(written, before.writable),
         });
-        // Event `user.imported` (issue 15) belongs here, once per written line.
         options.progress.end();
         const after = await staging.counts();
         const firstProblemLines = await listProblems();

@@ -1,66 +1,59 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
 import { isKeyConflict } from '../db/constraints';
-import { beginBulkWrites, DEFAULT_PACING, inBatches, pacedWrites, withoutUserCountTrigger, type WritePacing } from '../db/bulk';
-import type { LineProblem, StagedUser, TransferUser, UniqueField } from './model';
+import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing } from '../db/bulk';
+import type { LineProblem, StagedUser, TransferPasskey, TransferUser, UniqueField } from './model';
+import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
 
-export interface CommitOptions {
-  /** 'fail': all or nothing; 'skip': lines that meet a conflict are left out. */
-  mode: 'fail' | 'skip';
-  /** The TOTP credentials' `created_at` (not carried by the file). */
-  now: number;
-  /** Checked between batches: 'fail' then undoes what was written, 'skip' keeps it. */
-  signal: AbortSignal;
-  onProgress: (written: number) => void;
-}
+// The checks are the same SQL on both databases: staged_users, staged_passkeys and staged_problems
+// are the import's private tables (an attached temporary database here, temporary tables on PostgreSQL).
+export const WRITABLE = 'NOT EXISTS (SELECT 1 FROM staged_problems p WHERE p.line = s.line)';
+const passkeyField = (column: string) => `'passkeys[' || s.position || '].${column}'`;
+/** The first line with a value keeps it; every later line repeating it is a problem. */
+const repeats = (table: string, column: string, field: string) =>
+  `INSERT INTO staged_problems (line, field, kind, first_line) SELECT s.line, ${field}, 'repeats', f.first FROM ${table} s
+   JOIN (SELECT ${column}, min(line) AS first FROM ${table} WHERE ${column} IS NOT NULL GROUP BY ${column} HAVING count(*) > 1) f
+     ON f.${column} = s.${column} WHERE s.line > f.first`;
+const taken = (table: string, column: string, field: string, held: string) =>
+  `INSERT INTO staged_problems (line, field, kind) SELECT s.line, ${field}, 'taken' FROM ${table} s
+   WHERE s.${column} IS NOT NULL AND EXISTS (SELECT 1 FROM ${held} m WHERE m.${column} = s.${column})`;
+export const STAGING_CHECKS = [
+  repeats('staged_users', 'id', "'id'"),
+  repeats('staged_users', 'email', "'email'"),
+  repeats('staged_passkeys', 'id', passkeyField('id')),
+  repeats('staged_passkeys', 'credential_id', passkeyField('credential_id')),
+  taken('staged_users', 'id', "'id'", 'users'),
+  taken('staged_users', 'email', "'email'", 'users'),
+  taken('staged_passkeys', 'id', passkeyField('id'), 'passkeys'),
+  taken('staged_passkeys', 'credential_id', passkeyField('credential_id'), 'passkeys'),
+];
+export const COUNT_PROBLEM_LINES = 'SELECT count(DISTINCT line) AS n FROM staged_problems';
+export const COUNT_WRITABLE = `SELECT count(*) AS n FROM staged_users s WHERE ${WRITABLE}`;
+/** Which value of staged line $1 the database holds now (a server wrote it after the checks). */
+export const TAKEN_FIELD = `SELECT CASE WHEN EXISTS (SELECT 1 FROM users m WHERE m.id = u.id) THEN 'id'
+  WHEN EXISTS (SELECT 1 FROM users m WHERE m.email = u.email) THEN 'email'
+  ELSE (SELECT 'passkeys[' || s.position || CASE WHEN EXISTS (SELECT 1 FROM passkeys k WHERE k.credential_id = s.credential_id) THEN '].credential_id' ELSE '].id' END
+        FROM staged_passkeys s WHERE s.line = u.line AND EXISTS (SELECT 1 FROM passkeys k WHERE k.credential_id = s.credential_id OR k.id = s.id)
+        ORDER BY s.position LIMIT 1) END AS field FROM staged_users u WHERE u.line = $1`;
 
-export interface CommitResult {
-  written: number;
-  /** Lines an existing user took while the import ran (also listed by `problems()` afterwards). */
-  conflicts: LineProblem[];
-  interrupted: boolean;
-}
+/** Stored passkeys as JSON text, oldest first: `transports` comma-separated, `backedUp` however the database writes booleans. */
+export type PasskeyJson = Omit<TransferPasskey, 'transports' | 'backedUp'> & { transports: string; backedUp: boolean | number };
+export const toTransferPasskeys = (text: string | null): TransferPasskey[] =>
+  text === null ? [] : (JSON.parse(text) as PasskeyJson[]).map((p) => ({ ...p, transports: p.transports === '' ? [] : p.transports.split(','), backedUp: p.backedUp === true || p.backedUp === 1 }));
 
-/** An import in progress: lines are staged and checked first, then written in one go. */
-export interface ImportStaging {
-  /** Lines valid by themselves, and the problems of the others; both in line order. */
-  add(users: StagedUser[], problems: LineProblem[]): Promise<void>;
-  /** Records the lines that repeat an earlier line's id or email, or use one an existing user holds. */
-  findConflicts(): Promise<void>;
-  /** Every problem so far, in line order. */
-  problems(batchSize: number): AsyncIterable<LineProblem[]>;
-  /** Lines with at least one problem, and lines that would be written. */
-  counts(): Promise<{ problemLines: number; writable: number }>;
-  commit(options: CommitOptions): Promise<CommitResult>;
-  /** Drops the staged lines. */
-  close(): Promise<void>;
-}
-
-/** The data access of `gatehouse export`, `import` and `backup`: a second database implements the same. */
-export interface TransferStore {
-  /** Every user, ordered by (created_at, id), in batches, all from one snapshot that `total` counts. */
-  exportUsers(batchSize: number): Promise<{ total: number; batches: AsyncIterable<TransferUser[]> }>;
-  startImport(): Promise<ImportStaging>;
-  /** Writes a consistent copy of the whole database into `path` (a new, empty file) while others write. */
-  backup(path: string): Promise<void>;
-}
-
-const COLUMNS = 'id, created_at, email, email_verified, password_hash, recovery_code_hash';
-const NO_PROBLEM = 'NOT EXISTS (SELECT 1 FROM staging.problems p WHERE p.line = s.line)';
-const IN_RANGE = `s.line > ? AND s.line <= ? AND ${NO_PROBLEM}`;
-const insertUsersWhere = (where: string) => `INSERT INTO main.users (${COLUMNS}) SELECT ${COLUMNS} FROM staging.users s WHERE ${where}`;
-/** Its first parameter is the credentials' created_at. */
-const insertTotpWhere = (where: string) =>
-  `INSERT INTO main.totp_credentials (user_id, created_at, key, last_used_step)
-   SELECT id, ?, totp_key, totp_last_step FROM staging.users s WHERE ${where} AND totp_key IS NOT NULL`;
-
-/** SQLite hands booleans back as 0 and 1; the row object is fresh, so it is fixed in place. */
-type ExportRow = Omit<TransferUser, 'emailVerified'> & { emailVerified: number };
-const toTransferUser = (row: ExportRow): TransferUser => Object.assign(row, { emailVerified: row.emailVerified === 1 }) as TransferUser;
+type ExportRow = Omit<TransferUser, 'emailVerified' | 'passkeys'> & { emailVerified: number; passkeys: string | null };
+const toTransferUser = (row: ExportRow): TransferUser => ({ ...row, emailVerified: row.emailVerified === 1, passkeys: toTransferPasskeys(row.passkeys) });
 type ProblemRow = { line: number; kind: LineProblem['kind']; field: UniqueField; detail: string | null; firstLine: number | null };
 /** The columns a kind of problem lacks are null. */
-const toProblem = ({ detail, firstLine, ...problem }: ProblemRow) =>
-  ({ ...problem, ...(detail === null ? {} : { detail }), ...(firstLine === null ? {} : { firstLine }) }) as LineProblem;
+export const toProblem = ({ detail, firstLine, ...problem }: ProblemRow) =>
+  ({ ...problem, ...(detail === null ? {} : { detail }), ...(firstLine === null ? {} : { firstLine: Number(firstLine) }), line: Number(problem.line) }) as LineProblem;
+
+const EXPORT = `SELECT u.id, u.created_at AS createdAt, u.email, u.email_verified AS emailVerified, u.password_hash AS passwordHash,
+    u.recovery_code_hash AS recoveryCodeHash, t.key AS totpKey, t.last_used_step AS totpLastStep,
+    (SELECT json_group_array(json_object('id', p.id, 'credentialId', p.credential_id, 'publicKey', p.public_key, 'counter', p.counter,
+       'transports', p.transports, 'backedUp', p.backed_up, 'name', p.name, 'createdAt', p.created_at, 'lastUsedAt', p.last_used_at)
+       ORDER BY p.created_at, p.id) FROM passkeys p WHERE p.user_id = u.id HAVING count(*) > 0) AS passkeys
+  FROM users u LEFT JOIN totp_credentials t ON t.user_id = u.id ORDER BY u.created_at, u.id`;
 
 export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING): TransferStore {
   const sqlite = db.$client;
@@ -68,13 +61,7 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
     async exportUsers(batchSize) {
       sqlite.exec('BEGIN'); // deferred: the count below opens the snapshot the rows are read from
       const total = (sqlite.query("SELECT value FROM counters WHERE name = 'users'").get() as { value: number } | null)?.value ?? 0;
-      const rows = sqlite
-        .query(
-          `SELECT u.id, u.created_at AS createdAt, u.email, u.email_verified AS emailVerified, u.password_hash AS passwordHash,
-             u.recovery_code_hash AS recoveryCodeHash, t.key AS totpKey, t.last_used_step AS totpLastStep
-           FROM users u LEFT JOIN totp_credentials t ON t.user_id = u.id ORDER BY u.created_at, u.id`,
-        )
-        .iterate() as IterableIterator<ExportRow>;
+      const rows = sqlite.query(EXPORT).iterate() as IterableIterator<ExportRow>;
       const snapshot = (function* () {
         try {
           yield* rows;
@@ -97,52 +84,42 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
 /** A private temporary database (`ATTACH ''`): SQLite deletes its file when closed, even after a crash. */
 function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
   sqlite.exec(`ATTACH '' AS staging; PRAGMA staging.cache_size = -8000;
-    CREATE TABLE staging.users (line INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, email TEXT,
+    CREATE TABLE staging.staged_users (line INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, email TEXT,
       email_verified INTEGER NOT NULL, password_hash TEXT NOT NULL, recovery_code_hash TEXT NOT NULL, totp_key TEXT, totp_last_step INTEGER);
-    CREATE TABLE staging.problems (line INTEGER NOT NULL, field TEXT, kind TEXT NOT NULL, detail TEXT, first_line INTEGER);
-    CREATE INDEX staging.problems_line ON problems (line)`);
-  const stageUser = sqlite.prepare('INSERT INTO staging.users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const stageProblem = sqlite.prepare('INSERT INTO staging.problems VALUES (?, ?, ?, ?, ?)');
-  const addProblems = (problems: LineProblem[]) => {
-    for (const p of problems) {
-      stageProblem.run(p.line, p.field, p.kind, p.kind === 'invalid' ? p.detail : null, p.kind === 'repeats' ? p.firstLine : null);
-    }
-  };
+    CREATE TABLE staging.staged_passkeys (line INTEGER NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, credential_id TEXT NOT NULL,
+      public_key TEXT NOT NULL, counter INTEGER NOT NULL, transports TEXT NOT NULL, backed_up INTEGER NOT NULL, name TEXT NOT NULL,
+      created_at INTEGER NOT NULL, last_used_at INTEGER, PRIMARY KEY (line, position));
+    CREATE TABLE staging.staged_problems (line INTEGER NOT NULL, field TEXT, kind TEXT NOT NULL, detail TEXT, first_line INTEGER);
+    CREATE INDEX staging.staged_problems_line ON staged_problems (line)`);
+  const stageUser = sqlite.prepare('INSERT INTO staged_users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const stagePasskey = sqlite.prepare('INSERT INTO staged_passkeys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const stageProblem = sqlite.prepare('INSERT INTO staged_problems VALUES (?, ?, ?, ?, ?)');
+  const addProblems = (problems: LineProblem[]) =>
+    problems.forEach((p) => stageProblem.run(p.line, p.field, p.kind, p.kind === 'invalid' ? p.detail : null, p.kind === 'repeats' ? p.firstLine : null));
   const add = sqlite.transaction((users: StagedUser[], problems: LineProblem[]) => {
     for (const u of users) {
       stageUser.run(u.line, u.id, u.createdAt, u.email, u.emailVerified ? 1 : 0, u.passwordHash, u.recoveryCodeHash, u.totpKey, u.totpLastStep);
+      u.passkeys.forEach((p, i) =>
+        stagePasskey.run(u.line, i, p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt),
+      );
     }
     addProblems(problems);
   });
 
-  // The first line with an id or email keeps it; every later line repeating it is a problem.
-  const repeats = (field: UniqueField) =>
-    `INSERT INTO staging.problems (line, field, kind, first_line)
-     SELECT s.line, '${field}', 'repeats', f.first FROM staging.users s
-     JOIN (SELECT ${field}, min(line) AS first FROM staging.users WHERE ${field} IS NOT NULL GROUP BY ${field} HAVING count(*) > 1) f
-       ON f.${field} = s.${field}
-     WHERE s.line > f.first`;
-  const taken = (field: UniqueField) =>
-    `INSERT INTO staging.problems (line, field, kind) SELECT s.line, '${field}', 'taken' FROM staging.users s
-     WHERE s.${field} IS NOT NULL AND EXISTS (SELECT 1 FROM main.users m WHERE m.${field} = s.${field})`;
-
   return {
     add: async (users, problems) => add(users, problems),
     async findConflicts() {
-      sqlite.exec('CREATE INDEX staging.users_id ON users (id); CREATE INDEX staging.users_email ON users (email)');
-      sqlite.transaction(() => {
-        for (const field of ['id', 'email'] as const) sqlite.run(repeats(field));
-        for (const field of ['id', 'email'] as const) sqlite.run(taken(field));
-      })();
+      sqlite.exec(`CREATE INDEX staging.staged_users_id ON staged_users (id); CREATE INDEX staging.staged_users_email ON staged_users (email);
+        CREATE INDEX staging.staged_passkeys_id ON staged_passkeys (id); CREATE INDEX staging.staged_passkeys_credential ON staged_passkeys (credential_id)`);
+      sqlite.transaction(() => STAGING_CHECKS.forEach((check) => sqlite.run(check)))();
     },
     problems: (batchSize) => {
-      const rows = sqlite.query('SELECT line, kind, field, detail, first_line AS firstLine FROM staging.problems ORDER BY line, rowid').iterate();
+      const rows = sqlite.query('SELECT line, kind, field, detail, first_line AS firstLine FROM staged_problems ORDER BY line, rowid').iterate();
       return inBatches(rows as Iterator<ProblemRow>, batchSize, toProblem);
     },
     async counts() {
-      const problemLines = (sqlite.query('SELECT count(DISTINCT line) AS n FROM staging.problems').get() as { n: number }).n;
-      const writable = (sqlite.query(`SELECT count(*) AS n FROM staging.users s WHERE ${NO_PROBLEM}`).get() as { n: number }).n;
-      return { problemLines, writable };
+      const one = (query: string) => (sqlite.query(query).get() as { n: number }).n;
+      return { problemLines: one(COUNT_PROBLEM_LINES), writable: one(COUNT_WRITABLE) };
     },
     commit: async (options) => {
       const result = await writePaced(sqlite, pacing, options);
@@ -155,32 +132,71 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
   };
 }
 
+const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, recovery_code_hash';
+const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
+const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
+
+/** The statements that write the staged lines matching `where` (its parameters after `now`); answers the users written. */
+function lineWriter(sqlite: Database, where: string) {
+  const statements = [
+    `INSERT INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
+    `INSERT INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
+    `INSERT INTO passkeys (user_id, ${PASSKEY_COLUMNS}) SELECT s.id, ${PASSKEY_COLUMNS.replace(/\w+/g, 'k.$&')}
+     FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
+    // In id order: the events_user index takes them in one sweep instead of at random (a third less time).
+    `INSERT INTO events (time, type, user_id) SELECT ?, 'user.imported', id FROM staged_users s WHERE ${where} ORDER BY id`,
+  ].map((text) => sqlite.prepare(text));
+  const [users, totp, passkeys, events] = statements as [(typeof statements)[0], ...typeof statements];
+  return (now: number, ...where: number[]): number => {
+    const written = users.run(...where).changes;
+    totp!.run(now, ...where);
+    passkeys!.run(...where);
+    events!.run(now, ...where);
+    return written;
+  };
+}
+
 /** Writes the staged lines in short transactions with pauses, so the server's writes get in between. */
 async function writePaced(sqlite: Database, pacing: WritePacing, options: CommitOptions): Promise<CommitResult> {
-  const insertUsers = sqlite.prepare(insertUsersWhere(IN_RANGE));
-  const insertTotp = sqlite.prepare(insertTotpWhere(IN_RANGE));
-  const deleteUsers = sqlite.prepare(`DELETE FROM main.users WHERE id IN (SELECT id FROM staging.users s WHERE ${IN_RANGE})`);
-  const lastLine = (sqlite.query('SELECT coalesce(max(line), 0) AS n FROM staging.users').get() as { n: number }).n;
+  const { now } = options;
+  const writeRange = lineWriter(sqlite, IN_RANGE);
+  const writeLine = lineWriter(sqlite, 's.line = ?');
+  const takenField = sqlite.prepare(TAKEN_FIELD);
+  const ours = `id IN (SELECT id FROM staged_users s WHERE ${IN_RANGE})`;
+  const undoEvents = sqlite.prepare(`INSERT INTO events (time, type, user_id) SELECT ?, 'user.deleted', id FROM users WHERE ${ours}`);
+  const undoUsers = sqlite.prepare(`DELETE FROM users WHERE ${ours}`);
+  const lastLine = (sqlite.query('SELECT coalesce(max(line), 0) AS n FROM staged_users').get() as { n: number }).n;
+  const lines = sqlite.prepare(`SELECT line FROM staged_users s WHERE ${IN_RANGE} ORDER BY line`);
   const counted = withoutUserCountTrigger(sqlite);
   const endBulkWrites = beginBulkWrites(sqlite);
   let written = 0;
   const conflicts: LineProblem[] = [];
+  /** An id, email or credential id was taken after the checks (a server wrote it): the range's lines one by one. */
+  const oneByOne = (from: number, to: number) => {
+    let n = 0;
+    for (const { line } of lines.all(from, to) as { line: number }[]) {
+      try {
+        n += inSavepoint(sqlite, () => writeLine(now, line));
+      } catch (error) {
+        if (!isKeyConflict(error)) throw error;
+        conflicts.push({ line, kind: 'taken', field: (takenField.get(line) as { field: UniqueField }).field });
+      }
+    }
+    return n;
+  };
   try {
     const outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, (from, to) =>
       counted(() => {
         try {
-          const n = insertUsers.run(from, to).changes;
-          insertTotp.run(options.now, from, to);
+          const n = inSavepoint(sqlite, () => writeRange(now, from, to));
           written += n;
           return n;
         } catch (error) {
           if (!isKeyConflict(error)) throw error;
-          // An id or email was taken after the check (the server created a user): find the lines one by one.
-          const found = insertOneByOne(sqlite, options.now, from, to);
-          conflicts.push(...found.conflicts);
+          const n = oneByOne(from, to);
           if (options.mode === 'fail') return false;
-          written += found.written;
-          return found.written;
+          written += n;
+          return n;
         } finally {
           options.onProgress(written);
         }
@@ -189,31 +205,14 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
     const interrupted = outcome.stopped && conflicts.length === 0;
     if (outcome.stopped && options.mode === 'fail') {
       // All or nothing: take back what the earlier transactions wrote (their ids were free when checked).
-      await pacedWrites(sqlite, pacing, outcome.reached, null, (from, to) => void deleteUsers.run(from, to));
+      await pacedWrites(sqlite, pacing, outcome.reached, null, (from, to) => {
+        undoEvents.run(now, from, to);
+        undoUsers.run(from, to);
+      });
       return { written: 0, conflicts, interrupted };
     }
     return { written, conflicts, interrupted };
   } finally {
     endBulkWrites();
   }
-}
-
-/** Inside a chunk's transaction: writes each line that still fits, with its TOTP credential. */
-function insertOneByOne(sqlite: Database, now: number, from: number, to: number) {
-  const lines = sqlite.query(`SELECT line, id FROM staging.users s WHERE ${IN_RANGE} ORDER BY line`).all(from, to) as { line: number; id: string }[];
-  const insertUser = sqlite.query(`${insertUsersWhere('s.line = ?')} ON CONFLICT DO NOTHING`);
-  const insertTotp = sqlite.query(insertTotpWhere('s.line = ?'));
-  const idTaken = sqlite.query('SELECT 1 FROM main.users WHERE id = ?');
-  const conflicts: LineProblem[] = [];
-  let written = 0;
-  for (const { line, id } of lines) {
-    const taken = idTaken.get(id) !== null;
-    if (!taken && insertUser.run(line).changes === 1) {
-      insertTotp.run(now, line);
-      written++;
-    } else {
-      conflicts.push({ line, kind: 'taken', field: taken ? 'id' : 'email' });
-    }
-  }
-  return { written, conflicts };
 }
