@@ -24,6 +24,7 @@ const HTTP_SUITES = [
   'test/events.test.ts',
   'test/webhooks.test.ts',
   'test/imported-hashes.test.ts',
+  'test/transfer-round-trip.test.ts',
 ];
 
 interface Tally {

@@ -147,7 +147,7 @@ describe('bad arguments: exit 2 and one line', () => {
     ['an unknown flag', ['export', '--dir', dir, '--verbose'], "export: Unknown option '--verbose'"],
     ['export of a directory without a database', ['export', '--dir', join(dir, 'none')], `no database at ${join(dir, 'none', 'gatehouse.db')} (see --dir)`],
     ['export over the database', ['export', join(dir, 'gatehouse.db'), '--dir', dir], `${join(dir, 'gatehouse.db')} is the database itself`],
-    ['--database-url for import', ['import', '-', '--database-url', 'postgres://db/gatehouse'], 'import: --database-url is not supported yet (PostgreSQL comes later); use --dir'],
+    ['a database URL that is not PostgreSQL', ['import', '-', '--database-url', 'mysql://db/gatehouse'], 'invalid --database-url: expected a postgres or postgresql URL'],
     ['--dir and --database-url', ['export', '--dir', dir, '--database-url', 'postgres://db/x'], 'export: give --dir or --database-url, not both'],
     ['backup with a database URL', ['backup', '/tmp/x.db', '--database-url', 'postgres://db/x'], 'backup copies the SQLite database only; back up PostgreSQL with its own tools (pg_dump)'],
     ['backup to standard output', ['backup', '-', '--dir', dir], 'backup: give one FILE to write'],

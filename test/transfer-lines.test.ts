@@ -28,12 +28,13 @@ describe('import lines', () => {
       recoveryCodeHash: 'generated-recovery-hash',
       totpKey: null,
       totpLastStep: null,
+      passkeys: [],
     });
   });
 
   test('every field as export writes it; null is absent; unknown keys are ignored; the email is normalised', () => {
     const line = { id: 'auth0|5f7c8ec7c33c6c004bbafe82', created_at: 1, email: 'Ada@Example.COM', email_verified: true, password_hash: HASH, recovery_code_hash: ARGON, totp_key: KEY, totp_last_step: 58_000_000, registered_totp: true };
-    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000 });
+    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000, passkeys: [] });
     expect(parse({ password_hash: HASH, id: null, created_at: null, email: null, email_verified: null, recovery_code_hash: null, totp_key: null, totp_last_step: null })).toMatchObject({ id: 'generatedid', email: null, totpKey: null, totpLastStep: null });
     expect(parse({ password_hash: HASH, totp_key: KEY })).toMatchObject({ totpKey: KEY, totpLastStep: 0 });
   });
@@ -89,12 +90,12 @@ describe('import lines', () => {
 
 describe('export lines', () => {
   test('keys in a fixed order, null for a missing TOTP credential', () => {
-    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null };
+    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [] };
     const line = toNdjsonLine(user);
     expect(line).toBe(
-      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null}`,
+      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null,"passkeys":[]}`,
     );
-    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step']);
+    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step', 'passkeys']);
     const reparsed = parseImportLine(line, 1, defaults);
     expect(reparsed).toEqual(user);
   });
@@ -106,5 +107,57 @@ describe('a new recovery code that is never shown', () => {
     expect(new Set(hashes).size).toBe(2000);
     expect(hashes.every(isCurrentArgon2id)).toBe(true);
     expect(await verifyParsedHash(parsePasswordHash(hashes[0]!)!, 'ABCDEFGHJKLMNPQR')).toBe(false);
+  });
+});
+
+describe('passkeys in lines (API.md §13)', () => {
+  // An ES256 COSE key (kty EC2, alg -7, crv P-256) from a key pair made once with node:crypto.
+  const COSE = 'pQECAyYgASFYIKYBDntTBrJhlHwXnyGEGpCSXhT5sAXzOH9a6dS92tAJIlggG6NQa_yzPkH3eRj3l5H4GFtRgBVi6CPKo0D_bccR6W0';
+  const passkey = { id: 'pk1', credential_id: 'AAECAwQFBgcICQ', public_key: COSE, counter: 7, transports: ['internal', 'hybrid'], backed_up: true, name: 'Laptop', created_at: 5, last_used_at: 9 };
+  const withPasskeys = (...passkeys: unknown[]) => ({ password_hash: HASH, passkeys });
+
+  test('every field read as given; a missing optional field gets its default; export writes them back in a fixed order', () => {
+    const parsed = parse({ ...withPasskeys(passkey, { credential_id: 'AQ', public_key: COSE }), recovery_code_hash: ARGON }) as StagedUser;
+    expect(parsed.passkeys).toEqual([
+      { id: 'pk1', credentialId: 'AAECAwQFBgcICQ', publicKey: COSE, counter: 7, transports: ['internal', 'hybrid'], backedUp: true, name: 'Laptop', createdAt: 5, lastUsedAt: 9 },
+      { id: 'generatedid', credentialId: 'AQ', publicKey: COSE, counter: 0, transports: [], backedUp: false, name: 'Passkey', createdAt: 1_800_000_000, lastUsedAt: null },
+    ]);
+    const line = toNdjsonLine(parsed);
+    expect(JSON.parse(line).passkeys[0]).toEqual(passkey);
+    expect(Object.keys(JSON.parse(line).passkeys[1])).toEqual(['id', 'credential_id', 'public_key', 'counter', 'transports', 'backed_up', 'name', 'created_at', 'last_used_at']);
+    expect(parseImportLine(line, 3, defaults)).toEqual(parsed);
+    expect((parse({ password_hash: HASH, passkeys: null }) as StagedUser).passkeys).toEqual([]);
+  });
+
+  test.each([
+    ['passkeys as an object', { password_hash: HASH, passkeys: {} }, 'passkeys: must be a list of passkeys, or null'],
+    ['eleven passkeys', withPasskeys(...Array.from({ length: 11 }, (_, i) => ({ ...passkey, id: `p${i}`, credential_id: `AAE${i}` }))), 'passkeys: at most 10 passkeys a user'],
+    ['a passkey as a string', withPasskeys('x'), 'passkeys[0]: must be an object'],
+    ['no credential id', withPasskeys({ ...passkey, credential_id: undefined }), 'passkeys[0].credential_id: must be base64url (no padding) of 1 to 1023 bytes'],
+    ['a padded credential id', withPasskeys({ ...passkey, credential_id: 'AQ==' }), 'passkeys[0].credential_id: must be base64url (no padding) of 1 to 1023 bytes'],
+    ['a public key that is not COSE', withPasskeys({ ...passkey, public_key: 'AAECAw' }), 'passkeys[0].public_key: must be base64url of a COSE public key (ES256, EdDSA or RS256)'],
+    ['an unknown transport', withPasskeys({ ...passkey, transports: ['carrier-pigeon'] }), 'passkeys[0].transports: must be a list of distinct values among ble, cable, hybrid, internal, nfc, smart-card, usb'],
+    ['a repeated transport', withPasskeys({ ...passkey, transports: ['usb', 'usb'] }), 'passkeys[0].transports: must be a list of distinct values among ble, cable, hybrid, internal, nfc, smart-card, usb'],
+    ['a counter past 2³²−1', withPasskeys({ ...passkey, counter: 2 ** 32 }), 'passkeys[0].counter: must be a whole number from 0 to 4294967295'],
+    ['backed_up as a string', withPasskeys({ ...passkey, backed_up: 'yes' }), 'passkeys[0].backed_up: must be true or false'],
+    ['a name with a newline', withPasskeys({ ...passkey, name: 'a\nb' }), 'passkeys[0].name: must be 1 to 64 characters, no control characters'],
+    ['an id with a slash', withPasskeys({ ...passkey, id: 'a/b' }), 'passkeys[0].id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
+    ['a credential id twice in one line', withPasskeys(passkey, { ...passkey, id: 'pk2' }), 'passkeys[1].credential_id: already in passkeys[0]'],
+    ['a passkey id twice in one line', withPasskeys(passkey, { ...passkey, credential_id: 'AQ' }), 'passkeys[1].id: already in passkeys[0]'],
+  ])('%s → "line 3: %s"', (_name, value, expected) => {
+    expect(problemOf(value)).toBe(`line 3: ${expected}`);
+  });
+
+  test('problems across lines name the passkey', () => {
+    const problems: LineProblem[] = [
+      { line: 4, kind: 'repeats', field: 'passkeys[1].credential_id', firstLine: 2 },
+      { line: 5, kind: 'taken', field: 'passkeys[0].credential_id' },
+      { line: 6, kind: 'taken', field: 'passkeys[2].id' },
+    ];
+    expect(problems.map(describeProblem)).toEqual([
+      'line 4: passkeys[1].credential_id: already on line 2',
+      'line 5: passkeys[0].credential_id: PASSKEY_ALREADY_REGISTERED, held by an existing passkey',
+      'line 6: passkeys[2].id: an existing passkey has this id',
+    ]);
   });
 });

@@ -1,23 +1,26 @@
 import { describe, expect, test } from 'bun:test';
-import { copyFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
+import { SQL } from 'bun';
 import { GENERATED_HASH, writeGeneratedUsers } from './support/generated-users';
+import { postgresForThisFile } from './support/postgres';
 import { runToExit, type ServerProcess, startServer, tempDirsOfThisFile } from './support/server-process';
 
 const tempDir = tempDirsOfThisFile();
+const pg = await postgresForThisFile('import, export beside servers on PostgreSQL');
 const SEEDED = 100_000;
 /** The import test needs users to write to, not a big database. */
 const SEEDED_FOR_IMPORT = 10_000;
 const IMPORTED = 50_000;
 
-/** Users with known ids, so the load can write to them. */
-async function seed(dir: string, users = SEEDED) {
-  const file = join(dir, 'seed.ndjson');
+/** Users with known ids, so the load can write to them; `where` is `--dir D` or `--database-url URL`. */
+async function seed(dir: string, users = SEEDED, where = ['--dir', dir]) {
+  const file = join(tempDir(), 'seed.ndjson');
   let text = '';
   for (let n = 1; n <= users; n++) text += `{"id":"seed-${n}","email":"seed${n}@example.com","password_hash":"${GENERATED_HASH}"}\n`;
   writeFileSync(file, text);
-  expect((await runToExit(['import', file, '--dir', dir], { timeoutMs: 60_000 })).exitCode).toBe(0);
+  expect((await runToExit(['import', file, ...where], { timeoutMs: 60_000 })).exitCode).toBe(0);
 }
 
 interface Write {
@@ -33,7 +36,7 @@ interface Write {
  * Writes as fast as 8 clients get answers: new users (an imported hash, so only the recovery code
  * is hashed) and email verification requests for seeded users (no hashing at all).
  */
-function writeLoad(server: ServerProcess, seeded = SEEDED) {
+function writeLoad(server: ServerProcess, seeded = SEEDED, emailTag = '') {
   const writes: Write[] = [];
   let running = true;
   let next = 0;
@@ -42,7 +45,7 @@ function writeLoad(server: ServerProcess, seeded = SEEDED) {
       const i = next++;
       const started = performance.now();
       if (n % 2 === 0) {
-        const res = await server.request('POST', '/users', { password_hash: GENERATED_HASH, email: `load${i}@example.com` });
+        const res = await server.request('POST', '/users', { password_hash: GENERATED_HASH, email: `load${emailTag}${i}@example.com` });
         const body = (await res.json()) as { id?: string };
         writes.push({ kind: 'user', id: body.id ?? '', status: res.status, ackedAt: performance.now(), ms: performance.now() - started });
       } else {
@@ -127,3 +130,79 @@ describe('while the server runs and takes writes', () => {
     db.close();
   }, 120_000);
 });
+
+describe.skipIf(pg.skip)('on PostgreSQL while two instances serve it', () => {
+  const SECRET = 'transfer-live-secret-0123';
+
+  test('import: every write of either instance succeeds meanwhile; counts and user.imported events add up', async () => {
+    const { url } = await pg.server().freshDatabase();
+    const where = ['--database-url', url];
+    await seed(tempDir(), SEEDED_FOR_IMPORT, where);
+    const file = join(tempDir(), 'more.ndjson');
+    await writeGeneratedUsers(file, { count: IMPORTED, totpEvery: 3 });
+    const servers = await Promise.all([0, 1].map(() => startServer({ dir: tempDir(), extraArgs: ['--secret', SECRET, ...where] })));
+    const loads = servers.map((server, n) => writeLoad(server, SEEDED_FOR_IMPORT, `-${n}-`));
+    await Bun.sleep(500);
+    const imported = await runToExit(['import', file, ...where], { timeoutMs: 120_000 });
+    const writes = (await Promise.all(loads.map((load) => load.stop()))).flat();
+    await Promise.all(servers.map((server) => server.stop()));
+    expect(imported.exitCode).toBe(0);
+    expect(imported.stderr).toMatch(new RegExp(`^imported ${IMPORTED} users in [0-9.]+ s\n$`));
+    expect(writes.filter((w) => w.status !== 200)).toEqual([]);
+    const slowest = Math.max(...writes.map((w) => w.ms));
+    const sorted = writes.map((w) => w.ms).sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(0);
+    console.log(`PostgreSQL: import of ${IMPORTED.toLocaleString('en')} users beside ${writes.length} writes of two instances: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, slowest ${slowest.toFixed(0)} ms (${imported.stderr.trim()})`);
+    expect(slowest).toBeLessThan(2_500);
+    const sql = new SQL({ url, max: 1 });
+    const one = async (query: string) => Number([...(await sql.unsafe(query))][0].n);
+    const total = SEEDED_FOR_IMPORT + IMPORTED + writes.filter((w) => w.kind === 'user').length;
+    expect(await one('SELECT count(*) AS n FROM users')).toBe(total);
+    expect(await one("SELECT value AS n FROM counters WHERE name = 'users'")).toBe(total);
+    expect(await one("SELECT count(*) AS n FROM events WHERE type = 'user.imported'")).toBe(SEEDED_FOR_IMPORT + IMPORTED);
+    expect(await one('SELECT count(*) AS n FROM totp_credentials')).toBe(Math.floor(IMPORTED / 3)); // every third generated line has a TOTP key
+    await sql.close();
+  }, 180_000);
+
+  test('SQLite → PostgreSQL → SQLite: each export is the same bytes; GATEHOUSE_DATABASE_URL works; backup refuses a URL', async () => {
+    const dir = tempDir();
+    const file = join(tempDir(), 'users.ndjson');
+    await writeGeneratedUsers(file, { count: 3_000, totpEvery: 4 });
+    expect((await runToExit(['import', file, '--dir', dir], { timeoutMs: 60_000 })).exitCode).toBe(0);
+    const fromSqlite = join(tempDir(), 'sqlite.ndjson');
+    expect((await runToExit(['export', fromSqlite, '--dir', dir], { timeoutMs: 60_000 })).exitCode).toBe(0);
+
+    const { url } = await pg.server().createDatabase(); // empty: import brings the schema up first
+    const env = { GATEHOUSE_DATABASE_URL: url };
+    const intoPg = await runToExit(['import', fromSqlite], { env, timeoutMs: 60_000 });
+    expect(intoPg).toMatchObject({ exitCode: 0, stderr: expect.stringMatching(/^imported 3000 users in [0-9.]+ s\n$/) });
+    const fromPg = join(tempDir(), 'pg.ndjson');
+    const exported = await runToExit(['export', fromPg], { env, timeoutMs: 60_000 });
+    expect(exported.stderr).toMatch(/^exported 3000 users to .*pg\.ndjson in [0-9.]+ s\n$/);
+    expect(readFileSync(fromPg).equals(readFileSync(fromSqlite))).toBe(true);
+    expect(statSync(fromPg).mode & 0o777).toBe(0o600);
+
+    const again = tempDir();
+    expect((await runToExit(['import', fromPg, '--dir', again], { timeoutMs: 60_000 })).exitCode).toBe(0);
+    const back = join(tempDir(), 'back.ndjson');
+    expect((await runToExit(['export', back, '--dir', again], { timeoutMs: 60_000 })).exitCode).toBe(0);
+    expect(readFileSync(back).equals(readFileSync(fromSqlite))).toBe(true);
+
+    // Importing the same file again: every line's id is taken, nothing changes.
+    const twice = await runToExit(['import', fromSqlite, '--database-url', url], { timeoutMs: 60_000 });
+    expect(twice.exitCode).toBe(1);
+    expect(twice.stderr).toContain('line 1: id: an existing user has this id');
+    const backup = await runToExit(['backup', join(tempDir(), 'b.db')], { env });
+    expect(backup).toMatchObject({ exitCode: 2, stderr: 'gatehouse: backup copies the SQLite database only; back up PostgreSQL with its own tools (pg_dump)\n' });
+  }, 180_000);
+
+  test('an unreachable database: export fails within seconds with exit 1, and never prints the password', async () => {
+    const started = performance.now();
+    const result = await runToExit(['export', '--database-url', 'postgres://gatehouse:hunter2-secret@127.0.0.1:1/gatehouse'], { timeoutMs: 30_000 });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toStartWith('gatehouse: export failed: ');
+    expect(result.stderr + result.stdout).not.toContain('hunter2');
+    expect(performance.now() - started).toBeLessThan(15_000);
+  }, 30_000);
+});
+

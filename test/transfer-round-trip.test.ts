@@ -1,0 +1,103 @@
+import { describe, expect, test } from 'bun:test';
+import { generateTotpCode, parseTotpKey } from '../src/security/totp';
+import { systemClock } from '../src/security/clock';
+import type { InputLine } from '../src/transfer/service';
+import { createTransferService } from '../src/transfer/service';
+import { sqliteTransferStore } from '../src/transfer/store';
+import { postgresTransferStore } from '../src/transfer/store.pg';
+import type { Harness } from './support/harness';
+import { login, passkeyHarness, registered, secondFactor, softAuthenticator } from './support/passkeys';
+
+/**
+ * Export and import through the transfer service on the set-up's own database (SQLite, or PostgreSQL
+ * while one or two instances serve it): users with TOTP and passkeys come out of one service and work
+ * in another, and the second export is the first byte for byte (API.md §11, §13).
+ */
+const TOTP_KEY = 'DZTYTmomMEvwwP6GsZJHZJkUCHI=';
+
+function transferOf(h: Harness) {
+  const backend = h.backend;
+  const store = backend.kind === 'sqlite' ? sqliteTransferStore(backend.db) : postgresTransferStore(backend.db.$client);
+  return createTransferService({ store, clock: systemClock });
+}
+
+async function exportText(h: Harness): Promise<string> {
+  let text = '';
+  await transferOf(h).exportUsers(async (chunk) => void (text += chunk), () => {});
+  return text;
+}
+
+async function importText(h: Harness, text: string, onConflict: 'fail' | 'skip' = 'fail') {
+  const lines: InputLine[] = text.split('\n').map((line, i) => ({ number: i + 1, text: line }));
+  const reported: string[] = [];
+  const outcome = await transferOf(h).importUsers(
+    (async function* () {
+      yield lines;
+    })(),
+    { onConflict, signal: new AbortController().signal, progress: { reading() {}, writing() {}, end() {} }, report: (line) => reported.push(line) },
+  );
+  return { ...outcome, reported };
+}
+
+/** A user with an email, TOTP and two passkeys on `h`, and the authenticator that holds the first. */
+async function richUser(h: Harness) {
+  const user = await h.createUser({ email: 'moving@example.com' });
+  const key = parseTotpKey(TOTP_KEY)!;
+  expect((await h.call('POST', `/users/${user.id}/register-totp`, { body: { key: TOTP_KEY, code: generateTotpCode(key, h.now()) } })).status).toBe(200);
+  const authenticator = softAuthenticator();
+  await registered(h, user.id, authenticator, { name: 'Laptop' });
+  await registered(h, user.id, softAuthenticator(), { name: 'Phone' });
+  return { user, authenticator };
+}
+
+const passkeyNames = async (h: Harness, userId: string) =>
+  ((await h.call('GET', `/users/${userId}/passkeys`)).json as { name: string }[]).map((p) => p.name).sort();
+
+describe('export → import → export', () => {
+  test('passkeys and TOTP travel: the imported user signs in with the same passkey, and the second export is the same bytes', async () => {
+    const from = passkeyHarness();
+    const { user, authenticator } = await richUser(from);
+    await from.createUser();
+    expect((await login(from, authenticator)).status).toBe(200); // the counter moves on before the export
+    const first = await exportText(from);
+    expect(first.trim().split('\n')).toHaveLength(2);
+    expect(JSON.parse(first.split('\n').find((line) => line.includes(user.id))!).passkeys).toHaveLength(2);
+
+    const to = passkeyHarness();
+    await to.ready;
+    const imported = await importText(to, first);
+    expect(imported).toMatchObject({ result: 'imported', imported: 2, problemLines: 0, reported: [] });
+    expect(await exportText(to)).toBe(first);
+
+    const signedIn = await login(to, authenticator);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.json.id).toBe(user.id);
+    expect((await secondFactor(to, user.id, authenticator)).status).toBe(204);
+    expect(await passkeyNames(to, user.id)).toEqual(['Laptop', 'Phone']);
+    expect((await to.call('GET', `/users/${user.id}`)).json).toMatchObject({ email: 'moving@example.com', registered_totp: true, passkey_count: 2 });
+    const events = (await to.call('GET', '/events?type=user.imported&limit=10')).json as { user_id: string }[];
+    expect(events.map((e) => e.user_id).sort()).toEqual(JSON.parse(`[${first.trim().split('\n').join(',')}]`).map((u: { id: string }) => u.id).sort());
+  });
+
+  test('a passkey whose credential id another user holds: fail imports nothing, skip leaves that line out and names the field', async () => {
+    const from = passkeyHarness();
+    const { user } = await richUser(from);
+    const other = await from.createUser({ email: 'other@example.com' });
+    const text = await exportText(from);
+    const line = JSON.parse(text.split('\n').find((l) => l.includes(user.id))!);
+    const clash = { ...line, id: 'newcomer', email: 'newcomer@example.com', passkeys: [{ ...line.passkeys[1], id: 'fresh-passkey-id' }] };
+    const free = { id: 'free', password_hash: line.password_hash };
+    const input = `${JSON.stringify(free)}\n${JSON.stringify(clash)}\n`;
+
+    const refused = await importText(from, input, 'fail');
+    expect(refused).toMatchObject({ result: 'refused', imported: 0, problemLines: 1, reported: ['line 2: passkeys[0].credential_id: PASSKEY_ALREADY_REGISTERED, held by an existing passkey'] });
+    expect((await from.call('GET', '/users/free')).status).toBe(404);
+
+    const skipped = await importText(from, input, 'skip');
+    expect(skipped).toMatchObject({ result: 'imported', imported: 1, problemLines: 1 });
+    expect((await from.call('GET', '/users/free')).status).toBe(200);
+    expect((await from.call('GET', '/users/newcomer')).status).toBe(404);
+    expect(await passkeyNames(from, user.id)).toEqual(['Laptop', 'Phone']);
+    expect((await from.call('GET', `/users/${other.id}/passkeys`)).json).toEqual([]);
+  });
+});
