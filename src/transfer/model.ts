@@ -2,23 +2,12 @@ import { isValidEmail, normalizeEmail } from '../security/email-address';
 import { GENERIC_PASSKEY_NAME, isPasskeyName } from '../security/passkey-names';
 import { parsePasswordHash } from '../security/password-formats';
 import { parseTotpKey } from '../security/totp';
+import type { PasskeyRecord } from '../passkeys/store';
 import type { UserRecord } from '../users/store';
 import { isCredentialId, isKnownTransport, isSupportedPublicKey } from '../security/webauthn';
 
 /** A passkey as export writes it and import reads it: every stored field but its user (API.md §13). */
-export interface TransferPasskey {
-  id: string;
-  /** base64url, unique across all users. */
-  credentialId: string;
-  /** base64url of the COSE key. */
-  publicKey: string;
-  counter: number;
-  transports: string[];
-  backedUp: boolean;
-  name: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-}
+export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;
 
 /** One user as `gatehouse export` writes it and `gatehouse import` reads it (API.md §11), as stored. */
 export interface TransferUser extends UserRecord {
