@@ -1,6 +1,7 @@
+// @peculiar/x509 (under @simplewebauthn/server) needs the Reflect polyfill before it loads; a compiled
+// binary loads the server's modules lazily, after the entry point, so the entry point brings it.
+import 'reflect-metadata';
 import { parseServeConfig, UsageError } from './cli/config';
-import { serve } from './cli/serve';
-import { runTransferCommand } from './cli/transfer';
 import { generateSecret } from './security/random';
 import { VERSION } from './version';
 
@@ -27,6 +28,7 @@ function noArguments(command: string, rest: string[]): void {
 async function startServing(args: string[]) {
   const config = parseServeConfig(args, process.env);
   try {
+    const { serve } = await import('./cli/serve');
     return await serve(config);
   } catch (error) {
     if (error instanceof UsageError) throw error;
@@ -39,6 +41,9 @@ async function startServing(args: string[]) {
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   if (command === 'import' || command === 'export' || command === 'backup') {
+    // Loaded only here: the server's modules (Elysia, the API's schemas, metrics) would add about
+    // 40 MB to a command whose memory is bounded (README, Benchmarks).
+    const { runTransferCommand } = await import('./cli/transfer');
     process.exit(await runTransferCommand(command, rest, process.env));
   }
   if (command !== undefined && command !== 'serve') noArguments(command, rest);

@@ -8,7 +8,8 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { decodeCredentialPublicKey, isoBase64URL } from '@simplewebauthn/server/helpers';
+import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import { knownTransports, MAX_CREDENTIAL_ID_BYTES, SUPPORTED_ALGORITHMS } from './passkey-fields';
 
 /**
  * The relying party's side of WebAuthn (API.md §13), every check done by @simplewebauthn/server:
@@ -26,17 +27,8 @@ export interface RelyingParty {
 
 export type UserVerification = 'required' | 'preferred';
 
-/**
- * Ed25519, ES256 and RS256, given to both generate and verify so the set is ours: under Bun the
- * library's own default also offers ML-DSA-44.
- */
-const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 /** The browser's timeout matches the challenge's 5 minutes. */
 const TIMEOUT_MS = 5 * 60 * 1000;
-/** WebAuthn Level 3 §7.1: a longer credential id must be refused. */
-const MAX_CREDENTIAL_ID_BYTES = 1023;
-/** The values WebAuthn defines (with the older `cable`); the client's list is a hint and copied unchecked by the library. */
-const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
 
 export interface CredentialRef {
   /** base64url */
@@ -57,39 +49,6 @@ const refused = (reason: unknown): { ok: false; reason: string } => ({
 });
 
 const toDescriptors = (credentials: CredentialRef[]) => credentials.map((credential) => ({ id: credential.id, transports: credential.transports }));
-
-/** Known transport names only, each once; anything else in the client's list is dropped. */
-export function knownTransports(list: unknown): string[] {
-  if (!Array.isArray(list)) return [];
-  return [...new Set(list.filter((item): item is string => typeof item === 'string' && TRANSPORTS.has(item)))];
-}
-
-/** Canonical unpadded base64url, as the library writes ids and keys: its bytes, or undefined. */
-function base64urlBytes(text: string): Buffer | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-  const bytes = Buffer.from(text, 'base64url');
-  return bytes.toString('base64url') === text ? bytes : undefined;
-}
-
-/** A stored credential id: canonical base64url of 1 to 1023 bytes. */
-export function isCredentialId(text: string): boolean {
-  const bytes = base64urlBytes(text);
-  return bytes !== undefined && bytes.length <= MAX_CREDENTIAL_ID_BYTES;
-}
-
-/** A stored public key: canonical base64url of a COSE key (kty and alg) of an algorithm Gatehouse verifies. */
-export function isSupportedPublicKey(text: string): boolean {
-  const bytes = base64urlBytes(text);
-  if (bytes === undefined || bytes.length > 2048) return false;
-  try {
-    const key = decodeCredentialPublicKey(new Uint8Array(bytes));
-    return key instanceof Map && key.get(1) !== undefined && SUPPORTED_ALGORITHMS.includes(key.get(3) as number);
-  } catch {
-    return false;
-  }
-}
-
-export const isKnownTransport = (name: unknown): name is string => typeof name === 'string' && TRANSPORTS.has(name);
 
 /**
  * Every passkey is discoverable (resident key required), so it also serves the login without a

@@ -4,7 +4,7 @@ import { parsePasswordHash } from '../security/password-formats';
 import { parseTotpKey } from '../security/totp';
 import type { PasskeyRecord } from '../passkeys/store';
 import type { UserRecord } from '../users/store';
-import { isCredentialId, isKnownTransport, isSupportedPublicKey } from '../security/webauthn';
+import { isCredentialId, isKnownTransport, isSupportedPublicKey } from '../security/passkey-fields';
 
 /** A passkey as export writes it and import reads it: every stored field but its user (API.md §13). */
 export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;
