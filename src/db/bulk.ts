@@ -21,6 +21,10 @@ export const DEFAULT_PACING: WritePacing = { quietLockMs: 1_000, busyLockMs: 200
 
 export type RangeWrite = (from: number, to: number) => boolean | void;
 
+/** The next range's size so a transaction takes about `budgetMs`: at most twice the last, at least 200 lines. */
+export const nextChunkSize = (size: number, budgetMs: number, tookMs: number, max = Infinity): number =>
+  Math.min(max, Math.max(200, Math.round(size * Math.min(2, budgetMs / Math.max(1, tookMs)))));
+
 /**
  * Runs `write` over the ranges (from, to] covering (0, upTo], each in its own IMMEDIATE transaction,
  * sized to the lock budget. After each commit the WAL is checkpointed here, outside the lock, so
@@ -55,7 +59,7 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
     if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
     seen = version;
     const budget = performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs;
-    size = Math.max(200, Math.round(size * Math.min(2, budget / Math.max(1, lockMs))));
+    size = nextChunkSize(size, budget, lockMs);
   }
   return { reached: upTo, stopped: false };
 }

@@ -1,5 +1,6 @@
 /** Bulk reads and writes on a PostgreSQL database that running servers share (gatehouse import, export). */
 import type { ReservedSQL } from 'bun';
+import { nextChunkSize } from './bulk';
 
 /** Rows as JSON objects whose keys are the table's column names: one statement for a whole batch. */
 export async function insertJsonRows(connection: ReservedSQL, table: string, columns: string, rows: object[]): Promise<void> {
@@ -28,8 +29,7 @@ export async function chunkedWrites(upTo: number, targetMs: number, signal: Abor
     const started = performance.now();
     if ((await write(from, to)) === false) return { reached: from, stopped: true };
     from = to;
-    const ms = performance.now() - started;
-    size = Math.min(50_000, Math.max(200, Math.round(size * Math.min(2, targetMs / Math.max(1, ms)))));
+    size = nextChunkSize(size, targetMs, performance.now() - started, 50_000);
   }
   return { reached: upTo, stopped: false };
 }

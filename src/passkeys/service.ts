@@ -4,6 +4,7 @@ import type { EventStore } from '../events/store';
 import type { Logger } from '../http/log';
 import { countFailedLogin, guardLogin } from '../passwords/service';
 import { nowSeconds, type Clock } from '../security/clock';
+import { MAX_PASSKEYS_PER_USER } from '../security/passkey-fields';
 import { passkeyNameFor } from '../security/passkey-names';
 import { generateId } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
@@ -23,7 +24,6 @@ import type { ChallengeRecord, PasskeyRecord, PasskeyStore } from './store';
 
 /** A challenge lives 5 minutes (API.md §13). */
 const CHALLENGE_LIFETIME_SECONDS = 5 * 60;
-const MAX_PASSKEYS_PER_USER = 10;
 
 export interface PasskeysDeps {
   store: PasskeyStore;

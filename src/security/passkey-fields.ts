@@ -13,8 +13,11 @@ import { decodePartialCBOR } from '@levischuck/tiny-cbor';
 export const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 /** WebAuthn Level 3 §7.1: a longer credential id must be refused. */
 export const MAX_CREDENTIAL_ID_BYTES = 1023;
+/** A user holds at most this many passkeys, registered through the API or imported. */
+export const MAX_PASSKEYS_PER_USER = 10;
 /** The values WebAuthn defines (with the older `cable`); the client's list is a hint and copied unchecked by the library. */
-const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
+export const TRANSPORT_NAMES = ['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb'];
+const TRANSPORTS = new Set(TRANSPORT_NAMES);
 
 export const isKnownTransport = (name: unknown): name is string => typeof name === 'string' && TRANSPORTS.has(name);
 

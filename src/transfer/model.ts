@@ -4,7 +4,7 @@ import { parsePasswordHash } from '../security/password-formats';
 import { parseTotpKey } from '../security/totp';
 import type { PasskeyRecord } from '../passkeys/store';
 import type { UserRecord } from '../users/store';
-import { isCredentialId, isKnownTransport, isSupportedPublicKey } from '../security/passkey-fields';
+import { isCredentialId, isKnownTransport, isSupportedPublicKey, MAX_PASSKEYS_PER_USER, TRANSPORT_NAMES } from '../security/passkey-fields';
 
 /** A passkey as export writes it and import reads it: every stored field but its user (API.md §13). */
 export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;
@@ -106,25 +106,30 @@ function integerField(record: Record<string, unknown>, key: string, max: number,
   return value;
 }
 
-const ID_RULE = 'must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit';
-const MAX_PASSKEYS = 10;
+/** A user's or a passkey's id, or null when the line leaves it out. */
+function idField(value: unknown, field: string): string | null {
+  if (!present(value)) return null;
+  if (typeof value !== 'string' || !ID_PATTERN.test(value)) throw new Invalid(field, 'must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit');
+  return value;
+}
+
 const MAX_SIGN_COUNT = 2 ** 32 - 1;
 
 function readPasskey(value: unknown, at: string, defaults: LineDefaults): TransferPasskey {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Invalid(at, 'must be an object');
   const record = value as Record<string, unknown>;
   const { id, credential_id: credentialId, public_key: publicKey, transports, backed_up: backedUp, name } = record;
-  if (present(id) && (typeof id !== 'string' || !ID_PATTERN.test(id))) throw new Invalid(`${at}.id`, ID_RULE);
+  const passkeyId = idField(id, `${at}.id`);
   if (typeof credentialId !== 'string' || !isCredentialId(credentialId)) throw new Invalid(`${at}.credential_id`, 'must be base64url (no padding) of 1 to 1023 bytes');
   if (typeof publicKey !== 'string' || !isSupportedPublicKey(publicKey)) throw new Invalid(`${at}.public_key`, 'must be base64url of a COSE public key (ES256, EdDSA or RS256)');
   const counter = integerField(record, 'counter', MAX_SIGN_COUNT, `${at}.`);
   const known = !present(transports) || (Array.isArray(transports) && transports.every(isKnownTransport) && new Set(transports).size === transports.length);
-  if (!known) throw new Invalid(`${at}.transports`, 'must be a list of distinct values among ble, cable, hybrid, internal, nfc, smart-card, usb');
+  if (!known) throw new Invalid(`${at}.transports`, `must be a list of distinct values among ${TRANSPORT_NAMES.join(', ')}`);
   if (present(backedUp) && typeof backedUp !== 'boolean') throw new Invalid(`${at}.backed_up`, 'must be true or false');
   if (present(name) && (typeof name !== 'string' || !isPasskeyName(name))) throw new Invalid(`${at}.name`, 'must be 1 to 64 characters, no control characters');
   const createdAt = integerField(record, 'created_at', MAX_CREATED_AT, `${at}.`);
   return {
-    id: (id as string | null | undefined) ?? defaults.newId(),
+    id: passkeyId ?? defaults.newId(),
     credentialId,
     publicKey,
     counter: counter ?? 0,
@@ -140,7 +145,7 @@ function readPasskey(value: unknown, at: string, defaults: LineDefaults): Transf
 function readPasskeys(value: unknown, defaults: LineDefaults): TransferPasskey[] {
   if (!present(value)) return [];
   if (!Array.isArray(value)) throw new Invalid('passkeys', 'must be a list of passkeys, or null');
-  if (value.length > MAX_PASSKEYS) throw new Invalid('passkeys', `at most ${MAX_PASSKEYS} passkeys a user`);
+  if (value.length > MAX_PASSKEYS_PER_USER) throw new Invalid('passkeys', `at most ${MAX_PASSKEYS_PER_USER} passkeys a user`);
   const passkeys = value.map((item, i) => readPasskey(item, `passkeys[${i}]`, defaults));
   passkeys.forEach((passkey, i) => {
     for (const key of ['id', 'credentialId'] as const) {
@@ -153,7 +158,7 @@ function readPasskeys(value: unknown, defaults: LineDefaults): TransferPasskey[]
 
 function readUser(record: Record<string, unknown>, line: number, defaults: LineDefaults): StagedUser {
   const { id, email, email_verified: emailVerified, totp_key: totpKey } = record;
-  if (present(id) && (typeof id !== 'string' || !ID_PATTERN.test(id))) throw new Invalid('id', ID_RULE);
+  const userId = idField(id, 'id');
   const createdAt = integerField(record, 'created_at', MAX_CREATED_AT);
   if (present(email) && (typeof email !== 'string' || !isValidEmail(email))) throw new Invalid('email', 'INVALID_DATA, not a valid email address');
   if (present(emailVerified) && typeof emailVerified !== 'boolean') throw new Invalid('email_verified', 'must be true or false');
@@ -167,7 +172,7 @@ function readUser(record: Record<string, unknown>, line: number, defaults: LineD
   if (totpLastStep !== null && !present(totpKey)) throw new Invalid('totp_last_step', 'needs a totp_key');
   return {
     line,
-    id: (id as string | null | undefined) ?? defaults.newId(),
+    id: userId ?? defaults.newId(),
     createdAt: createdAt ?? defaults.now,
     email: present(email) ? normalizeEmail(email as string) : null,
     emailVerified: emailVerified === true,
