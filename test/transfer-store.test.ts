@@ -212,3 +212,25 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
     });
   });
 });
+
+describe('on SQLite, the connection after an import', () => {
+  test.each(['imported', 'conflict'] as const)('is as it was (%s): foreign keys enforced, full sync, automatic checkpoints', async (outcome) => {
+    const dir = tempDir();
+    const db = openDatabase(dir);
+    const other = openDatabase(dir);
+    const staging = await sqliteTransferStore(db, FAST).startImport();
+    await staging.add(Array.from({ length: LINES }, (_, i) => staged(i + 1)), []);
+    await staging.findConflicts();
+    if (outcome === 'conflict') other.$client.query("INSERT INTO users VALUES ('user-4000', 1, NULL, 0, 'h', 'r')").run();
+    const result = await staging.commit(commitOptions('fail'));
+    expect(result.written).toBe(outcome === 'conflict' ? 0 : LINES);
+    await staging.close();
+    const pragma = (name: string) => Object.values(db.$client.query(`PRAGMA ${name}`).get() as object)[0];
+    expect([pragma('foreign_keys'), pragma('synchronous'), pragma('wal_autocheckpoint')]).toEqual([1, 2, 1000]);
+    expect(db.$client.inTransaction).toBe(false);
+    // Enforced again: a TOTP credential for nobody is refused.
+    expect(() => db.$client.query("INSERT INTO totp_credentials VALUES ('nobody', 1, 'k', 0)").run()).toThrow(/FOREIGN KEY/);
+    db.$client.close();
+    other.$client.close();
+  });
+});

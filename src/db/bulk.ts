@@ -46,7 +46,7 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
     try {
       keep = write(from, to);
     } catch (error) {
-      sqlite.exec('ROLLBACK');
+      if (sqlite.inTransaction) sqlite.exec('ROLLBACK'); // a conflict under OR ROLLBACK has ended it
       throw error;
     }
     sqlite.exec(keep === false ? 'ROLLBACK' : 'COMMIT');

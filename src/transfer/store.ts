@@ -83,7 +83,7 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
 
 /** A private temporary database (`ATTACH ''`): SQLite deletes its file when closed, even after a crash. */
 function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
-  sqlite.exec(`ATTACH '' AS staging; PRAGMA staging.cache_size = -8000;
+  sqlite.exec(`ATTACH '' AS staging; PRAGMA staging.cache_size = -8000; PRAGMA staging.journal_mode = OFF;
     CREATE TABLE staging.staged_users (line INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, email TEXT,
       email_verified INTEGER NOT NULL, password_hash TEXT NOT NULL, recovery_code_hash TEXT NOT NULL, totp_key TEXT, totp_last_step INTEGER);
     CREATE TABLE staging.staged_passkeys (line INTEGER NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, credential_id TEXT NOT NULL,
@@ -136,15 +136,20 @@ const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, reco
 const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
 const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
 
-/** The statements that write the staged lines matching `where` (its parameters after `now`); answers the users written. */
-function lineWriter(sqlite: Database, where: string) {
+/**
+ * The statements that write the staged lines matching `where` (its parameters after `now`); answers
+ * the users written. `OR ROLLBACK` ends the whole transaction at the first taken key, so SQLite keeps
+ * no statement journal: with the default it copies every existing page a statement changes into a
+ * temporary file first, in case the statement fails halfway (a third of an import's disk writes).
+ */
+function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT') {
   const statements = [
-    `INSERT INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
-    `INSERT INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
-    `INSERT INTO passkeys (user_id, ${PASSKEY_COLUMNS}) SELECT s.id, ${PASSKEY_COLUMNS.replace(/\w+/g, 'k.$&')}
+    `INSERT ${conflict} INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
+    `INSERT ${conflict} INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
+    `INSERT ${conflict} INTO passkeys (user_id, ${PASSKEY_COLUMNS}) SELECT s.id, ${PASSKEY_COLUMNS.replace(/\w+/g, 'k.$&')}
      FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
     // In id order: the events_user index takes them in one sweep instead of at random (a third less time).
-    `INSERT INTO events (time, type, user_id) SELECT ?, 'user.imported', id FROM staged_users s WHERE ${where} ORDER BY id`,
+    `INSERT ${conflict} INTO events (time, type, user_id) SELECT ?, 'user.imported', id FROM staged_users s WHERE ${where} ORDER BY id`,
   ].map((text) => sqlite.prepare(text));
   const [users, totp, passkeys, events] = statements as [(typeof statements)[0], ...typeof statements];
   return (now: number, ...where: number[]): number => {
@@ -159,8 +164,8 @@ function lineWriter(sqlite: Database, where: string) {
 /** Writes the staged lines in short transactions with pauses, so the server's writes get in between. */
 async function writePaced(sqlite: Database, pacing: WritePacing, options: CommitOptions): Promise<CommitResult> {
   const { now } = options;
-  const writeRange = lineWriter(sqlite, IN_RANGE);
-  const writeLine = lineWriter(sqlite, 's.line = ?');
+  const writeRange = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK');
+  const writeLine = lineWriter(sqlite, 's.line = ?', 'OR ABORT');
   const takenField = sqlite.prepare(TAKEN_FIELD);
   const ours = `id IN (SELECT id FROM staged_users s WHERE ${IN_RANGE})`;
   const undoEvents = sqlite.prepare(`INSERT INTO events (time, type, user_id) SELECT ?, 'user.deleted', id FROM users WHERE ${ours}`);
@@ -171,8 +176,12 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   const endBulkWrites = beginBulkWrites(sqlite);
   let written = 0;
   const conflicts: LineProblem[] = [];
-  /** An id, email or credential id was taken after the checks (a server wrote it): the range's lines one by one. */
-  const oneByOne = (from: number, to: number) => {
+  const counting = (write: () => number) => counted(() => {
+    const n = write();
+    written += n;
+    return n;
+  });
+  const lineByLine = (from: number, to: number) => {
     let n = 0;
     for (const { line } of lines.all(from, to) as { line: number }[]) {
       try {
@@ -184,24 +193,25 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
     }
     return n;
   };
+  /** A range at once; if a server took one of its keys after the checks, again line by line in a new transaction. */
+  const writeRangeOrLines = (from: number, to: number) => {
+    try {
+      return counting(() => writeRange(now, from, to));
+    } catch (error) {
+      if (!isKeyConflict(error)) throw error;
+      sqlite.exec('BEGIN IMMEDIATE'); // OR ROLLBACK ended the range's
+      return options.mode === 'fail' ? counted(() => (lineByLine(from, to), false)) : counting(() => lineByLine(from, to));
+    } finally {
+      options.onProgress(written);
+    }
+  };
+  // TOTP credentials and passkeys go in beside their users under one write lock, so their references
+  // hold by construction; checked, they cost a lookup a row and bring the statement journal back.
+  // The undo below needs them on: it relies on the cascade.
+  sqlite.exec('PRAGMA foreign_keys = OFF');
   try {
-    const outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, (from, to) =>
-      counted(() => {
-        try {
-          const n = inSavepoint(sqlite, () => writeRange(now, from, to));
-          written += n;
-          return n;
-        } catch (error) {
-          if (!isKeyConflict(error)) throw error;
-          const n = oneByOne(from, to);
-          if (options.mode === 'fail') return false;
-          written += n;
-          return n;
-        } finally {
-          options.onProgress(written);
-        }
-      }),
-    );
+    const outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, writeRangeOrLines);
+    sqlite.exec('PRAGMA foreign_keys = ON');
     const interrupted = outcome.stopped && conflicts.length === 0;
     if (outcome.stopped && options.mode === 'fail') {
       // All or nothing: take back what the earlier transactions wrote (their ids were free when checked).
@@ -213,6 +223,7 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
     }
     return { written, conflicts, interrupted };
   } finally {
+    sqlite.exec('PRAGMA foreign_keys = ON');
     endBulkWrites();
   }
 }
