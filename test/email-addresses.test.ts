@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import fc from 'fast-check';
+import { isValidEmail, meetsEmailRule } from '../src/security/email-address';
 import { createHarness, expectError, type Harness, STRONG_PASSWORD } from './support/harness';
 import { FastHasher } from './fuzz/seed';
 
@@ -79,6 +81,24 @@ describe('malformed email addresses are INVALID_DATA wherever an email is taken 
     expect(res.status).toBe(200);
     expect(res.json.email).toBe(email.normalize('NFC').toLowerCase());
   });
+});
+
+describe('the one-pass check of plain ASCII addresses', () => {
+  // Mostly the characters an address is made of, with every forbidden ASCII one and a few non-ASCII.
+  const symbol = fc.constantFrom(...'aZ09.@-_+!#~', ...',;<>()[]\\" \t\r\n\u0000\u007f', 'é', 'İ', '\u037e', '\u200b');
+  const candidate = fc.array(symbol, { maxLength: 24 }).map((symbols) => symbols.join(''));
+
+  test('agrees with the full rule on every string', () => {
+    fc.assert(fc.property(candidate, (value) => isValidEmail(value) === meetsEmailRule(value)), { numRuns: 20_000 });
+  });
+
+  test.each([['a@b.c', true], ['a@b', false], ['@b.c', false], ['a@.c', false], ['a@b.', false], ['a@b..c', false], ['.a.@b.c', true], [`${'a'.repeat(251)}@b.c`, true], [`${'a'.repeat(252)}@b.c`, false]] as const)(
+    '%s → %p, like the full rule',
+    (value, valid) => {
+      expect(isValidEmail(value)).toBe(valid);
+      expect(meetsEmailRule(value)).toBe(valid);
+    },
+  );
 });
 
 describe('emails are NFC-normalised, then lower-cased, before they are stored or compared', () => {

@@ -97,8 +97,9 @@ export function unguessableRecoveryCodeHash(): string {
     crypto.getRandomValues(randomPool);
     randomOffset = 0;
   }
-  const salt = randomPool.toString('base64', randomOffset, randomOffset + 32).replace(/=+$/, '');
-  const digest = randomPool.toString('base64', randomOffset + 32, randomOffset + 64).replace(/=+$/, '');
+  // 32 bytes are 43 base64 symbols and one '=' of padding, which the PHC format leaves off.
+  const salt = randomPool.toString('base64', randomOffset, randomOffset + 32).slice(0, 43);
+  const digest = randomPool.toString('base64', randomOffset + 32, randomOffset + 64).slice(0, 43);
   randomOffset += 64;
   return `$argon2id$v=19$m=19456,t=2,p=1$${salt}$${digest}`;
 }

@@ -31,6 +31,7 @@ export function parseArgon2(text: string): Argon2Hash | undefined {
   if (CURRENT.test(text)) return current(text);
   const django = text.startsWith(DJANGO_PREFIX);
   const phc = django ? text.slice(DJANGO_PREFIX.length - 1) : text;
+  if (!phc.startsWith('$argon2')) return undefined; // every other format meets this parser first
   const [empty, name, version, params, saltText, hashText, ...rest] = phc.split('$');
   const variant = VARIANTS.find((known) => known === name);
   if (empty !== '' || !variant || version !== 'v=19' || rest.length > 0) return undefined;

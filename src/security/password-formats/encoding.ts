@@ -1,8 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 
 const STANDARD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-/** bcrypt and the crypt(3) family use these 64 symbols; bcrypt maps them onto the standard order. */
-const BCRYPT_ALPHABET = './ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 type Padding = 'required' | 'optional' | 'none';
 
@@ -31,15 +29,6 @@ function noStrayBits(text: string, alphabet: string): boolean {
 export function decodeAdaptedBase64(text: string): Buffer | undefined {
   if (text.includes('+')) return undefined;
   return decodeBase64(text.replaceAll('.', '+'), 'none');
-}
-
-/**
- * bcrypt's base64 (`./A-Za-z0-9`, unpadded), checked for stray bits like Bun.password does: the
- * bits of the last symbol past the last whole byte must be zero (the same rule as decodeBase64's
- * re-encoding check, without building strings: imports parse a million of these).
- */
-export function isCanonicalBcryptBase64(text: string): boolean {
-  return text.length % 4 !== 1 && /^[./A-Za-z0-9]*$/.test(text) && noStrayBits(text, BCRYPT_ALPHABET);
 }
 
 /** Lower- or upper-case hex of an exact byte length (any even length when omitted). */
