@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, readdirSync } from 'node:fs';
+import { Database } from 'bun:sqlite';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as OTPAuth from 'otpauth';
 import { postgresForThisFile } from './support/postgres';
@@ -110,6 +111,24 @@ describe('compiled binary', () => {
       receiver.stop();
     }
   }, 60_000);
+
+  test('imports, exports and backs up', async () => {
+    const dir = join(work, 'transfer');
+    const hash = await Bun.password.hash(PASSWORD, { algorithm: 'bcrypt', cost: 4 });
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `imported-${i}`, email: `i${i}@example.com`, password_hash: hash }));
+    writeFileSync(join(work, 'in.ndjson'), `${lines.join('\n')}\n`);
+    const run = (args: string[]) => runToExit([...args, '--dir', dir], { command: [binary], cwd: work, timeoutMs: 60_000 });
+    const imported = await run(['import', 'in.ndjson']);
+    expect(imported.exitCode).toBe(0);
+    expect(imported.stderr).toContain('imported 300 users');
+    expect((await run(['export', 'out.ndjson'])).exitCode).toBe(0);
+    const exported = readFileSync(join(work, 'out.ndjson'), 'utf8').trim().split('\n');
+    expect(exported.map((line) => JSON.parse(line).id)).toEqual(lines.map((line) => JSON.parse(line).id));
+    expect((await run(['backup', 'copy.db'])).exitCode).toBe(0);
+    const copy = new Database(join(work, 'copy.db'), { readonly: true });
+    expect(copy.query("SELECT count(*) AS n FROM events WHERE type = 'user.imported'").get()).toEqual({ n: 300 });
+    copy.close();
+  }, 120_000);
 
   test.skipIf(pg.skip || redis.skip)('runs two instances on PostgreSQL and Redis: migrations embedded, state and limits shared', async () => {
     const { url } = await pg.server().freshDatabase();
