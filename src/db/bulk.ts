@@ -64,11 +64,16 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
   return { reached: upTo, stopped: false };
 }
 
-/** For the duration of a bulk write: checkpoints by hand (above), and everything synced at the end. */
+/**
+ * For the duration of a bulk write: checkpoints by hand (above), everything synced at the end, and no
+ * foreign key checks. The writer puts rows and what they reference in together under one lock;
+ * checked, each costs a lookup, and SQLite keeps a statement journal for any check that could fail
+ * halfway (see transfer/store.ts).
+ */
 export function beginBulkWrites(sqlite: Database): () => void {
-  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32000');
+  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32000; PRAGMA foreign_keys = OFF');
   return () => {
-    sqlite.exec('PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
+    sqlite.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
     // Under NORMAL the last commits may sit unsynced in the WAL when a reader kept the checkpoint back.
     const wal = `${sqlite.filename}-wal`;
     if (!existsSync(wal)) return;

@@ -137,10 +137,9 @@ const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, bac
 const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
 
 /**
- * The statements that write the staged lines matching `where` (its parameters after `now`); answers
- * the users written. `OR ROLLBACK` ends the whole transaction at the first taken key, so SQLite keeps
- * no statement journal: with the default it copies every existing page a statement changes into a
- * temporary file first, in case the statement fails halfway (a third of an import's disk writes).
+ * Writes the staged lines matching `where` (its parameters after `now`); answers the users written.
+ * With `OR ROLLBACK` a taken key ends the whole transaction, so SQLite keeps no statement journal (a
+ * copy of every existing page a statement changes, to undo it alone: a third of an import's writes).
  */
 function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT') {
   const statements = [
@@ -176,11 +175,8 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   const endBulkWrites = beginBulkWrites(sqlite);
   let written = 0;
   const conflicts: LineProblem[] = [];
-  const counting = (write: () => number) => counted(() => {
-    const n = write();
-    written += n;
-    return n;
-  });
+  const add = (n: number) => ((written += n), n);
+  const counting = (write: () => number) => counted(() => add(write()));
   const lineByLine = (from: number, to: number) => {
     let n = 0;
     for (const { line } of lines.all(from, to) as { line: number }[]) {
@@ -205,25 +201,19 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
       options.onProgress(written);
     }
   };
-  // TOTP credentials and passkeys go in beside their users under one write lock, so their references
-  // hold by construction; checked, they cost a lookup a row and bring the statement journal back.
-  // The undo below needs them on: it relies on the cascade.
-  sqlite.exec('PRAGMA foreign_keys = OFF');
+  let outcome: Awaited<ReturnType<typeof pacedWrites>>;
   try {
-    const outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, writeRangeOrLines);
-    sqlite.exec('PRAGMA foreign_keys = ON');
-    const interrupted = outcome.stopped && conflicts.length === 0;
-    if (outcome.stopped && options.mode === 'fail') {
-      // All or nothing: take back what the earlier transactions wrote (their ids were free when checked).
-      await pacedWrites(sqlite, pacing, outcome.reached, null, (from, to) => {
-        undoEvents.run(now, from, to);
-        undoUsers.run(from, to);
-      });
-      return { written: 0, conflicts, interrupted };
-    }
-    return { written, conflicts, interrupted };
+    outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, writeRangeOrLines);
   } finally {
-    sqlite.exec('PRAGMA foreign_keys = ON');
     endBulkWrites();
   }
+  const interrupted = outcome.stopped && conflicts.length === 0;
+  if (!outcome.stopped || options.mode === 'skip') return { written, conflicts, interrupted };
+  // All or nothing: take back what the earlier transactions wrote (their ids were free when checked).
+  // Foreign keys are on again: the TOTP credentials and passkeys go with their users.
+  await pacedWrites(sqlite, pacing, outcome.reached, null, (from, to) => {
+    undoEvents.run(now, from, to);
+    undoUsers.run(from, to);
+  });
+  return { written: 0, conflicts, interrupted };
 }
