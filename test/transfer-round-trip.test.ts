@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { generateTotpCode, parseTotpKey } from '../src/security/totp';
 import { systemClock } from '../src/security/clock';
 import type { InputLine } from '../src/transfer/service';
-import { createTransferService } from '../src/transfer/service';
+import { checkLines, createTransferService } from '../src/transfer/service';
 import { sqliteTransferStore } from '../src/transfer/store';
 import { postgresTransferStore } from '../src/transfer/store.pg';
 import type { Harness } from './support/harness';
@@ -31,9 +31,13 @@ async function importText(h: Harness, text: string, onConflict: 'fail' | 'skip' 
   const lines: InputLine[] = text.split('\n').map((line, i) => ({ number: i + 1, text: line }));
   const reported: string[] = [];
   const outcome = await transferOf(h).importUsers(
-    (async function* () {
-      yield lines;
-    })(),
+    (now) =>
+      checkLines(
+        (async function* () {
+          yield lines;
+        })(),
+        now,
+      ),
     { onConflict, signal: new AbortController().signal, progress: { reading() {}, writing() {}, end() {} }, report: (line) => reported.push(line) },
   );
   return { ...outcome, reported };

@@ -69,7 +69,7 @@ const READ_BYTES = 1024 * 1024;
  * A million lines leave many short-lived strings, and the heap grows well past what is alive before
  * the collector runs on its own; a full collection every 4 MB of text keeps the RSS near 130 MB.
  */
-function collector(): (bytes: number) => void {
+export function collector(): (bytes: number) => void {
   let pending = 0;
   return (bytes) => {
     pending += bytes;

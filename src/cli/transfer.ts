@@ -9,7 +9,8 @@ import { sqliteTransferStore } from '../transfer/store';
 import { postgresTransferStore } from '../transfer/store.pg';
 import { UsageError } from './config';
 import { parseUrl } from './values';
-import { fileSink, ndjsonLines, stdoutSink } from './ndjson';
+import { checkedLinesInWorker } from './line-checker';
+import { fileSink, stdoutSink } from './ndjson';
 import { importProgress, progressBar } from './progress';
 
 type Env = Record<string, string | undefined>;
@@ -92,16 +93,17 @@ async function runImport(args: string[], env: Env): Promise<number> {
     size = statSync(file).size;
   }
   const fd = file === '-' ? 0 : openSync(file, 'r');
-  const input = ndjsonLines(fd);
+  let bytesRead = 0;
+  const checkedLines = (now: number) => checkedLinesInWorker(fd, now, (bytes) => (bytesRead = bytes));
   const opened = await openStore('import', where, false);
   const stop = new AbortController();
   const interrupt = () => stop.abort();
   process.on('SIGINT', interrupt).on('SIGTERM', interrupt);
   try {
-    const outcome = await services(opened.store).importUsers(input.batches, {
+    const outcome = await services(opened.store).importUsers(checkedLines, {
       onConflict,
       signal: stop.signal,
-      progress: importProgress(input.bytesRead, size),
+      progress: importProgress(() => bytesRead, size),
       report: say,
     });
     const lines = outcome.firstProblemLines.join(', ') + (outcome.problemLines > outcome.firstProblemLines.length ? ', ...' : '');

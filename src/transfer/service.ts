@@ -57,6 +57,32 @@ export interface InputLine {
   unreadable?: string;
 }
 
+/** Lines read and checked one by one: those valid by themselves, and the problems of the others. */
+export interface CheckedLines {
+  users: StagedUser[];
+  problems: LineProblem[];
+  /** How many lines these were, blank ones included. */
+  lines: number;
+}
+
+/** Checks each line alone (JSON, fields, formats); `now` stands in for missing times. Uniqueness is checked later, across lines. */
+export async function* checkLines(input: AsyncIterable<InputLine[]>, now: number): AsyncGenerator<CheckedLines> {
+  const defaults = { now, newId: generateId, newRecoveryCodeHash: unguessableRecoveryCodeHash };
+  for await (const batch of input) {
+    const checked: CheckedLines = { users: [], problems: [], lines: batch.length };
+    for (const line of batch) {
+      if (line.unreadable !== undefined) checked.problems.push({ line: line.number, kind: 'invalid', field: null, detail: line.unreadable });
+      else if (line.text.trim() === '') continue; // blank lines separate nothing and are skipped
+      else {
+        const parsed = parseImportLine(line.text, line.number, defaults);
+        if (isProblem(parsed)) checked.problems.push(parsed);
+        else checked.users.push(parsed);
+      }
+    }
+    yield checked;
+  }
+}
+
 export interface ImportProgress {
   /** Lines read and checked so far. */
   reading(lines: number): void;
@@ -124,12 +150,12 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
     },
 
     /**
-     * Reads and checks every line into a staging area, then checks uniqueness across the file and
-     * against existing users, and only then writes: with `fail` nothing at all if any line is bad.
+     * Stages every checked line (`lines` checks them, with `now` for missing times: checkLines here,
+     * or on another thread), then checks uniqueness across the file and against existing users, and
+     * only then writes: with `fail` nothing at all if any line is bad.
      */
-    async importUsers(lines: AsyncIterable<InputLine[]>, options: ImportOptions): Promise<ImportOutcome> {
+    async importUsers(lines: (now: number) => AsyncIterable<CheckedLines>, options: ImportOptions): Promise<ImportOutcome> {
       const now = nowSeconds(clock);
-      const defaults = { now, newId: generateId, newRecoveryCodeHash: unguessableRecoveryCodeHash };
       const staging = await store.startImport();
       const listProblems = async () => {
         const first: number[] = [];
@@ -146,18 +172,11 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
         let problems: LineProblem[] = [];
         let read = 0;
         options.progress.reading(0);
-        for await (const batch of lines) {
+        for await (const checked of lines(now)) {
           if (options.signal.aborted) return { result: 'interrupted', imported: 0, problemLines: 0, firstProblemLines: [] };
-          for (const line of batch) {
-            if (line.unreadable !== undefined) problems.push({ line: line.number, kind: 'invalid', field: null, detail: line.unreadable });
-            else if (line.text.trim() === '') continue; // blank lines separate nothing and are skipped
-            else {
-              const parsed = parseImportLine(line.text, line.number, defaults);
-              if (isProblem(parsed)) problems.push(parsed);
-              else users.push(parsed);
-            }
-          }
-          read += batch.length;
+          for (const user of checked.users) users.push(user);
+          for (const problem of checked.problems) problems.push(problem);
+          read += checked.lines;
           if (users.length + problems.length >= STAGE_BATCH) {
             await staging.add(users, problems);
             [users, problems] = [[], []];

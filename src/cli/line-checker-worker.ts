@@ -1,0 +1,35 @@
+// The thread behind line-checker.ts: reads the file and checks its lines while the main thread stages them.
+import { type CheckedLines, checkLines } from '../transfer/service';
+import { ndjsonLines } from './ndjson';
+
+/** From the main thread: what to read, then one `more` for each batch it has taken. */
+export type CheckerRequest = { fd: number; now: number } | 'more';
+/** To the main thread, as JSON text (a structured clone costs about 4 times as much for these objects). */
+export type CheckerReply = { checked: CheckedLines; bytesRead: number } | { error: string } | 'end';
+
+declare const self: Worker;
+/** Batches sent but not yet taken: the reader stays at most this far ahead, so memory stays flat. */
+const AHEAD = 2;
+let credit = AHEAD;
+let wake: (() => void) | null = null;
+
+async function check(fd: number, now: number) {
+  const input = ndjsonLines(fd);
+  try {
+    for await (const checked of checkLines(input.batches, now)) {
+      while (credit === 0) await new Promise<void>((resolve) => (wake = resolve));
+      credit--;
+      postMessage(JSON.stringify({ checked, bytesRead: input.bytesRead() } satisfies CheckerReply));
+    }
+    postMessage(JSON.stringify('end' satisfies CheckerReply));
+  } catch (error) {
+    postMessage(JSON.stringify({ error: error instanceof Error ? error.message : String(error) } satisfies CheckerReply));
+  }
+}
+
+self.onmessage = ({ data }: MessageEvent<CheckerRequest>) => {
+  if (data !== 'more') return void check(data.fd, data.now);
+  credit++;
+  wake?.();
+  wake = null;
+};
