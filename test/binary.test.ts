@@ -3,6 +3,7 @@ import { Database } from 'bun:sqlite';
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as OTPAuth from 'otpauth';
+import { GENERATED_HASH } from './support/generated-users';
 import { postgresForThisFile } from './support/postgres';
 import { redisForThisFile } from './support/redis';
 import { killAllServers, makeTempDir, removeDir, REPO_ROOT, runToExit, startServer } from './support/server-process';
@@ -114,8 +115,7 @@ describe('compiled binary', () => {
 
   test('imports, exports and backs up', async () => {
     const dir = join(work, 'transfer');
-    const hash = await Bun.password.hash(PASSWORD, { algorithm: 'bcrypt', cost: 4 });
-    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `imported-${i}`, created_at: 1_700_000_000 + i, email: `i${i}@example.com`, password_hash: hash }));
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `imported-${i}`, created_at: 1_700_000_000 + i, email: `i${i}@example.com`, password_hash: GENERATED_HASH }));
     writeFileSync(join(work, 'in.ndjson'), `${lines.join('\n')}\n`);
     const run = (args: string[]) => runToExit([...args, '--dir', dir], { command: [binary], cwd: work, timeoutMs: 60_000 });
     const imported = await run(['import', 'in.ndjson']);

@@ -93,8 +93,8 @@ const events = async (db: Opened, type: string) => Number((await db.rows(`SELECT
 /** Users, the user count, TOTP credentials, passkeys. */
 const tally = async (db: Opened) => [await count(db, 'users'), await counter(db), await count(db, 'totp_credentials'), await count(db, 'passkeys')];
 
-async function stage(db: Opened) {
-  const staging = await db.store.startImport();
+async function stage(store: TransferStore) {
+  const staging = await store.startImport();
   await staging.add(Array.from({ length: LINES }, (_, i) => staged(i + 1)), []);
   await staging.findConflicts();
   return staging;
@@ -112,7 +112,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
   describe.skipIf(skip)('writing staged lines', () => {
     test('writes every line in several short transactions; the user count, TOTP credentials and one user.imported event each follow', async () => {
       const db = await open();
-      const staging = await stage(db);
+      const staging = await stage(db.store);
       const progress: number[] = [];
       const result = await staging.commit({ ...commitOptions('fail'), onProgress: (n) => progress.push(n) });
       expect(result).toEqual({ written: LINES, conflicts: [], interrupted: false });
@@ -130,7 +130,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
 
     test("fail: an email another connection takes after the check undoes every earlier transaction, each undone user with a user.deleted event", async () => {
       const db = await open();
-      const staging = await stage(db);
+      const staging = await stage(db.store);
       await db.insertOther('server-made', 'user4500@example.com');
       const result = await staging.commit(commitOptions('fail'));
       expect(result).toEqual({ written: 0, conflicts: [{ line: 4500, kind: 'taken', field: 'email' }], interrupted: false });
@@ -143,7 +143,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
 
     test('skip: the same race leaves that line out and writes the rest, with their TOTP credentials', async () => {
       const db = await open();
-      const staging = await stage(db);
+      const staging = await stage(db.store);
       await db.insertOther('user-3700', 'someone@example.com');
       await db.insertOther('server-made', 'user4500@example.com');
       const result = await staging.commit(commitOptions('skip'));
@@ -162,7 +162,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
     test("a credential id a server registers after the check: fail writes nothing, skip leaves out that line's user and names the passkey", async () => {
       for (const mode of ['fail', 'skip'] as const) {
         const db = await open();
-        const staging = await stage(db);
+        const staging = await stage(db.store);
         await db.insertOther('server-made', 'server@example.com');
         await db.insertPasskey('server-made', 'their-passkey', 'cred4200');
         const result = await staging.commit(commitOptions(mode));
@@ -179,7 +179,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
     test('an interruption between transactions: fail takes back what was written, skip keeps it', async () => {
       for (const mode of ['fail', 'skip'] as const) {
         const db = await open();
-        const staging = await stage(db);
+        const staging = await stage(db.store);
         const stop = new AbortController();
         const result = await staging.commit({ ...commitOptions(mode, stop.signal), onProgress: (n) => n >= 2400 && stop.abort() });
         expect(result.interrupted).toBe(true);
@@ -218,9 +218,7 @@ describe('on SQLite, the connection after an import', () => {
     const dir = tempDir();
     const db = openDatabase(dir);
     const other = openDatabase(dir);
-    const staging = await sqliteTransferStore(db, FAST).startImport();
-    await staging.add(Array.from({ length: LINES }, (_, i) => staged(i + 1)), []);
-    await staging.findConflicts();
+    const staging = await stage(sqliteTransferStore(db, FAST));
     if (outcome === 'conflict') other.$client.query("INSERT INTO users VALUES ('user-4000', 1, NULL, 0, 'h', 'r')").run();
     const result = await staging.commit(commitOptions('fail'));
     expect(result.written).toBe(outcome === 'conflict' ? 0 : LINES);

@@ -7,7 +7,7 @@ const WORKER = import.meta.url.startsWith('file:///$bunfs/') ? './cli/line-check
 
 /**
  * Reads and checks the lines of `fd` on a second thread (about 4 µs a line: reading, JSON, the
- * field and hash formats), so the main thread only stages them: a million lines take about 4 s
+ * field and hash formats), so the main thread only stages them: a million lines take about 5 s
  * there instead of 8. Resolves each batch as the worker sends it; stopping early ends the worker.
  */
 export async function* checkedLinesInWorker(fd: number, now: number, onBytesRead: (bytes: number) => void): AsyncGenerator<CheckedLines> {
