@@ -10,14 +10,18 @@ import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
  * `quietLockMs`; once one does (or did in the last `busyForMs`), only `busyLockMs`. Fewer, larger
  * transactions write each random index page fewer times: 1,000,000 users take about 3 times longer
  * in 200 ms transactions than in 1 s ones (README, "Import while the server runs").
+ * The WAL is checkpointed after every transaction while others write, else after every
+ * `quietCheckpointEvery`: each checkpoint copies every page the transactions since the last one
+ * changed, and the random index pages change in all of them.
  */
 export interface WritePacing {
   quietLockMs: number;
   busyLockMs: number;
   busyForMs: number;
   pauseMs: number;
+  quietCheckpointEvery: number;
 }
-export const DEFAULT_PACING: WritePacing = { quietLockMs: 1_000, busyLockMs: 200, busyForMs: 2_000, pauseMs: 100 };
+export const DEFAULT_PACING: WritePacing = { quietLockMs: 1_000, busyLockMs: 200, busyForMs: 2_000, pauseMs: 100, quietCheckpointEvery: 3 };
 
 export type RangeWrite = (from: number, to: number) => boolean | void;
 
@@ -27,16 +31,24 @@ export const nextChunkSize = (size: number, budgetMs: number, tookMs: number, ma
 
 /**
  * Runs `write` over the ranges (from, to] covering (0, upTo], each in its own IMMEDIATE transaction,
- * sized to the lock budget. After each commit the WAL is checkpointed here, outside the lock, so
- * the server's next commit finds little to copy. `write` returning false rolls its range back and
- * stops; so does an aborted `signal`, between ranges.
+ * sized to the lock budget. The WAL is checkpointed here, outside the lock (see WritePacing), so a
+ * writing server's next commit finds little to copy. `write` returning false rolls its range back
+ * and stops; so does an aborted `signal`, between ranges.
  */
 export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: number, signal: AbortSignal | null, write: RangeWrite) {
   const dataVersion = sqlite.query('PRAGMA data_version');
   const othersCommitted = () => (dataVersion.get() as { data_version: number }).data_version;
   let seen = othersCommitted();
   let busyUntil = 0;
+  /** Whether another connection committed lately (it changes `data_version`; this one's commits do not). */
+  const othersWriting = () => {
+    const version = othersCommitted();
+    if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
+    seen = version;
+    return performance.now() < busyUntil;
+  };
   let size = 2_000;
+  let sinceCheckpoint = 0;
   for (let from = 0; from < upTo; ) {
     if (signal?.aborted) return { reached: from, stopped: true };
     const to = Math.min(upTo, from + size);
@@ -53,13 +65,12 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
     if (keep === false) return { reached: from, stopped: true };
     const lockMs = performance.now() - started;
     from = to;
-    sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    if (++sinceCheckpoint >= pacing.quietCheckpointEvery || othersWriting()) {
+      sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
+      sinceCheckpoint = 0;
+    }
     await Bun.sleep(Math.max(0, pacing.pauseMs - (performance.now() - started - lockMs)));
-    const version = othersCommitted();
-    if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
-    seen = version;
-    const budget = performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs;
-    size = nextChunkSize(size, budget, lockMs);
+    size = nextChunkSize(size, othersWriting() ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
   }
   return { reached: upTo, stopped: false };
 }

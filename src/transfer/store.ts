@@ -73,7 +73,6 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
     },
 
     startImport: async () => stagingOn(sqlite, pacing),
-
     async backup(path) {
       // VACUUM INTO reads one snapshot, like any reader in WAL mode: writers go on meanwhile.
       sqlite.query('VACUUM INTO ?').run(path);
@@ -122,6 +121,7 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
       return { problemLines: one(COUNT_PROBLEM_LINES), writable: one(COUNT_WRITABLE) };
     },
     commit: async (options) => {
+      sqlite.exec('PRAGMA staging.cache_size = -1000'); // staged rows are read once, in order, from here: less peak RSS
       const result = await writePaced(sqlite, pacing, options);
       addProblems(result.conflicts);
       return result;
