@@ -10,9 +10,10 @@ import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
  * `quietLockMs`; once one does (or did in the last `busyForMs`), only `busyLockMs`. Fewer, larger
  * transactions write each random index page fewer times: 1,000,000 users take about 3 times longer
  * in 200 ms transactions than in 1 s ones (README, "Import while the server runs").
- * The WAL is checkpointed after every transaction while others write, else after every
- * `quietCheckpointEvery`: each checkpoint copies every page the transactions since the last one
- * changed, and the random index pages change in all of them.
+ * Until another connection commits, the WAL is checkpointed after every `quietCheckpointEvery`-th
+ * transaction, as each checkpoint copies every page the transactions since the last one changed (the
+ * random index pages change in all of them); from then on after every transaction, so a server's
+ * commit never has several transactions' pages to copy (it would, in its own automatic checkpoint).
  */
 export interface WritePacing {
   quietLockMs: number;
@@ -40,10 +41,11 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
   const othersCommitted = () => (dataVersion.get() as { data_version: number }).data_version;
   let seen = othersCommitted();
   let busyUntil = 0;
+  let othersWrote = false;
   /** Whether another connection committed lately (it changes `data_version`; this one's commits do not). */
   const othersWriting = () => {
     const version = othersCommitted();
-    if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
+    if (version !== seen) [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
     seen = version;
     return performance.now() < busyUntil;
   };
@@ -65,7 +67,8 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
     if (keep === false) return { reached: from, stopped: true };
     const lockMs = performance.now() - started;
     from = to;
-    if (++sinceCheckpoint >= pacing.quietCheckpointEvery || othersWriting()) {
+    othersWriting();
+    if (++sinceCheckpoint >= pacing.quietCheckpointEvery || othersWrote) {
       sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
       sinceCheckpoint = 0;
     }
