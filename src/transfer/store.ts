@@ -121,7 +121,6 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
       return { problemLines: one(COUNT_PROBLEM_LINES), writable: one(COUNT_WRITABLE) };
     },
     commit: async (options) => {
-      sqlite.exec('PRAGMA staging.cache_size = -1000'); // staged rows are read once, in order, from here: less peak RSS
       const result = await writePaced(sqlite, pacing, options);
       addProblems(result.conflicts);
       return result;
