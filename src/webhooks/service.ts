@@ -167,9 +167,10 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
     },
     async stop() {
       stopped = true;
-      for (const controller of inFlight.values()) controller.abort();
       nudge();
       await loop;
+      // After the loop: a turn that was claiming when stop began starts its attempts once the claim returns.
+      for (const controller of inFlight.values()) controller.abort();
       while (inFlight.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
       await turn();
     },
