@@ -42,12 +42,11 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
   let seen = othersCommitted();
   let busyUntil = 0;
   let othersWrote = false;
-  /** Whether another connection committed lately (it changes `data_version`; this one's commits do not). */
-  const othersWriting = () => {
+  /** Notes another connection's commits since the last look (they change `data_version`; this one's do not). */
+  const lookForOthers = () => {
     const version = othersCommitted();
     if (version !== seen) [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
     seen = version;
-    return performance.now() < busyUntil;
   };
   let size = 2_000;
   let sinceCheckpoint = 0;
@@ -67,13 +66,14 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
     if (keep === false) return { reached: from, stopped: true };
     const lockMs = performance.now() - started;
     from = to;
-    othersWriting();
+    lookForOthers();
     if (++sinceCheckpoint >= pacing.quietCheckpointEvery || othersWrote) {
       sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
       sinceCheckpoint = 0;
     }
     await Bun.sleep(Math.max(0, pacing.pauseMs - (performance.now() - started - lockMs)));
-    size = nextChunkSize(size, othersWriting() ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
+    lookForOthers();
+    size = nextChunkSize(size, performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
   }
   return { reached: upTo, stopped: false };
 }
