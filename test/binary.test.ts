@@ -115,18 +115,19 @@ describe('compiled binary', () => {
 
   test('imports, exports and backs up', async () => {
     const dir = join(work, 'transfer');
-    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `imported-${i}`, created_at: 1_700_000_000 + i, email: `i${i}@example.com`, password_hash: GENERATED_HASH }));
+    // More than the first transaction's 2,000 lines: the later ones start the checkpoint thread, another entry point of the binary.
+    const lines = Array.from({ length: 5_000 }, (_, i) => JSON.stringify({ id: `imported-${i}`, created_at: 1_700_000_000 + i, email: `i${i}@example.com`, password_hash: GENERATED_HASH }));
     writeFileSync(join(work, 'in.ndjson'), `${lines.join('\n')}\n`);
     const run = (args: string[]) => runToExit([...args, '--dir', dir], { command: [binary], cwd: work, timeoutMs: 60_000 });
     const imported = await run(['import', 'in.ndjson']);
     expect(imported.exitCode).toBe(0);
-    expect(imported.stderr).toContain('imported 300 users');
+    expect(imported.stderr).toContain('imported 5000 users');
     expect((await run(['export', 'out.ndjson'])).exitCode).toBe(0);
     const exported = readFileSync(join(work, 'out.ndjson'), 'utf8').trim().split('\n');
     expect(exported.map((line) => JSON.parse(line).id)).toEqual(lines.map((line) => JSON.parse(line).id));
     expect((await run(['backup', 'copy.db'])).exitCode).toBe(0);
     const copy = new Database(join(work, 'copy.db'), { readonly: true });
-    expect(copy.query("SELECT count(*) AS n FROM events WHERE type = 'user.imported'").get()).toEqual({ n: 300 });
+    expect(copy.query("SELECT count(*) AS n FROM events WHERE type = 'user.imported'").get()).toEqual({ n: 5_000 });
     copy.close();
   }, 120_000);
 

@@ -14,7 +14,7 @@ import { tempDirsOfThisFile } from './support/server-process';
 const tempDir = tempDirsOfThisFile();
 const pg = await postgresForThisFile('transfer store on PostgreSQL');
 /** Tiny transactions (200 lines each, the smallest) without pauses: many of them, quickly. */
-const FAST: WritePacing = { quietLockMs: 1, busyLockMs: 1, busyForMs: 0, pauseMs: 0, quietCheckpointEvery: 3 };
+const FAST: WritePacing = { quietLockMs: 1, busyLockMs: 1, busyForMs: 0, pauseMs: 0, maxWalFrames: 65_536 };
 const LINES = 5_000;
 // An ES256 COSE key made once with node:crypto; the checks before staging are not under test here.
 const COSE = 'pQECAyYgASFYIKYBDntTBrJhlHwXnyGEGpCSXhT5sAXzOH9a6dS92tAJIlggG6NQa_yzPkH3eRj3l5H4GFtRgBVi6CPKo0D_bccR6W0';

@@ -1,6 +1,7 @@
 /** Bulk reads and writes on a database a running server shares (gatehouse import, export). */
 import type { Database } from 'bun:sqlite';
 import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
+import { backgroundCheckpointer, type Checkpointer } from './checkpointer';
 
 /**
  * How long one transaction of a bulk write may hold SQLite's single write lock, and the pause after
@@ -10,19 +11,19 @@ import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
  * `quietLockMs`; once one does (or did in the last `busyForMs`), only `busyLockMs`. Fewer, larger
  * transactions write each random index page fewer times: 1,000,000 users take about 3 times longer
  * in 200 ms transactions than in 1 s ones (README, "Import while the server runs").
- * Until another connection commits, the WAL is checkpointed after every `quietCheckpointEvery`-th
- * transaction, as each checkpoint copies every page the transactions since the last one changed (the
- * random index pages change in all of them); from then on after every transaction, so a server's
- * commit never has several transactions' pages to copy (it would, in its own automatic checkpoint).
+ * The WAL is checkpointed in the background while the next transaction runs, so it only starts over
+ * when a checkpoint has caught up before a transaction begins. That costs a checkpoint's wait, so the
+ * pause waits for one only once the WAL holds `maxWalFrames` pages: 1,000,000 users grow it to about
+ * 950 MB, and a WAL capped at 256 MB took back most of the gain (README, "Import while the server runs").
  */
 export interface WritePacing {
   quietLockMs: number;
   busyLockMs: number;
   busyForMs: number;
   pauseMs: number;
-  quietCheckpointEvery: number;
+  maxWalFrames: number;
 }
-export const DEFAULT_PACING: WritePacing = { quietLockMs: 1_000, busyLockMs: 200, busyForMs: 2_000, pauseMs: 100, quietCheckpointEvery: 3 };
+export const DEFAULT_PACING: WritePacing = { quietLockMs: 1_000, busyLockMs: 200, busyForMs: 2_000, pauseMs: 100, maxWalFrames: 262_144 };
 
 export type RangeWrite = (from: number, to: number) => boolean | void;
 
@@ -32,24 +33,38 @@ export const nextChunkSize = (size: number, budgetMs: number, tookMs: number, ma
 
 /**
  * Runs `write` over the ranges (from, to] covering (0, upTo], each in its own IMMEDIATE transaction,
- * sized to the lock budget. The WAL is checkpointed here, outside the lock (see WritePacing), so a
- * writing server's next commit finds little to copy. `write` returning false rolls its range back
- * and stops; so does an aborted `signal`, between ranges.
+ * sized to the lock budget. After each commit but the last the WAL is checkpointed in the background
+ * (unless the previous checkpoint still runs), so it stays short and a writing server's next commit
+ * finds little to copy in its own automatic checkpoint (`beginBulkWrites` does the last one).
+ * `write` returning false rolls its range back and stops; so does an aborted `signal`, between ranges.
  */
-export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: number, signal: AbortSignal | null, write: RangeWrite) {
+export async function pacedWrites(
+  sqlite: Database,
+  pacing: WritePacing,
+  upTo: number,
+  signal: AbortSignal | null,
+  write: RangeWrite,
+  checkpointer: Checkpointer = backgroundCheckpointer(sqlite.filename),
+) {
+  try {
+    return await writeRanges(sqlite, pacing, upTo, signal, write, checkpointer);
+  } finally {
+    await checkpointer.close();
+  }
+}
+
+async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, signal: AbortSignal | null, write: RangeWrite, checkpointer: Checkpointer) {
   const dataVersion = sqlite.query('PRAGMA data_version');
   const othersCommitted = () => (dataVersion.get() as { data_version: number }).data_version;
   let seen = othersCommitted();
   let busyUntil = 0;
-  let othersWrote = false;
   /** Notes another connection's commits since the last look (they change `data_version`; this one's do not). */
   const lookForOthers = () => {
     const version = othersCommitted();
-    if (version !== seen) [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
+    if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
     seen = version;
   };
   let size = 2_000;
-  let sinceCheckpoint = 0;
   for (let from = 0; from < upTo; ) {
     if (signal?.aborted) return { reached: from, stopped: true };
     const to = Math.min(upTo, from + size);
@@ -66,12 +81,10 @@ export async function pacedWrites(sqlite: Database, pacing: WritePacing, upTo: n
     if (keep === false) return { reached: from, stopped: true };
     const lockMs = performance.now() - started;
     from = to;
-    lookForOthers();
-    if (++sinceCheckpoint >= pacing.quietCheckpointEvery || othersWrote) {
-      sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
-      sinceCheckpoint = 0;
-    }
-    await Bun.sleep(Math.max(0, pacing.pauseMs - (performance.now() - started - lockMs)));
+    const pause = Bun.sleep(pacing.pauseMs);
+    if (from < upTo && checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
+    else if (from < upTo) checkpointer.request();
+    await pause;
     lookForOthers();
     size = nextChunkSize(size, performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
   }
