@@ -26,15 +26,16 @@ function open() {
 /** Counts what pacedWrites asks of its checkpointer, and when. */
 function countingCheckpointer(committedRanges: () => number) {
   const requestedAfter: number[] = [];
+  const caughtUpAfter: number[] = [];
   let closed = false;
   const checkpointer: Checkpointer = {
     request: () => void requestedAfter.push(committedRanges()),
     settled: async () => {},
     close: async () => void (closed = true),
     walFrames: () => 0,
-    catchUp: async () => {},
+    catchUp: async () => void caughtUpAfter.push(committedRanges()),
   };
-  return { checkpointer, requestedAfter, closed: () => closed };
+  return { checkpointer, requestedAfter, caughtUpAfter, closed: () => closed };
 }
 
 test('a checkpoint is asked for after every transaction but the last, and the checkpointer is closed at the end', async () => {
@@ -45,7 +46,30 @@ test('a checkpoint is asked for after every transaction but the last, and the ch
   expect(outcome).toEqual({ reached: LINES, stopped: false });
   expect(ranges()).toBe(6);
   expect(counting.requestedAfter).toEqual([1, 2, 3, 4, 5]);
+  expect(counting.caughtUpAfter).toEqual([]);
   expect(counting.closed()).toBe(true);
+});
+
+test("once another connection has committed, every later transaction is checkpointed in the pause, on the writer's connection", async () => {
+  const { sqlite, dir, writeRange } = open();
+  const server = openDatabase(dir).$client;
+  const checkpointedAfter: number[] = [];
+  const exec = sqlite.exec.bind(sqlite);
+  sqlite.exec = ((sql: string) => {
+    if (sql.includes('wal_checkpoint')) checkpointedAfter.push(ranges());
+    return exec(sql);
+  }) as typeof sqlite.exec;
+  const ranges = () => (sqlite.query('SELECT count(DISTINCT upto) AS n FROM ranges WHERE upto > 0').get() as { n: number }).n;
+  const counting = countingCheckpointer(ranges);
+  await pacedWrites(sqlite, PACING, LINES, null, (from, to) => {
+    writeRange(to);
+    // Runs in the pause after this first transaction's commit, as a server's write would.
+    if (from === 0) queueMicrotask(() => server.exec("INSERT INTO ranges VALUES (0, '')"));
+  }, counting.checkpointer);
+  expect(ranges()).toBe(6);
+  expect(counting.requestedAfter).toEqual([1]);
+  expect(checkpointedAfter).toEqual([2, 3, 4, 5]);
+  expect(counting.caughtUpAfter).toEqual([]);
 });
 
 test('the checkpointer is closed also when a write throws', async () => {

@@ -11,10 +11,14 @@ import { backgroundCheckpointer, type Checkpointer } from './checkpointer';
  * `quietLockMs`; once one does (or did in the last `busyForMs`), only `busyLockMs`. Fewer, larger
  * transactions write each random index page fewer times: 1,000,000 users take about 3 times longer
  * in 200 ms transactions than in 1 s ones (README, "Import while the server runs").
- * The WAL is checkpointed in the background while the next transaction runs, so it only starts over
- * when a checkpoint has caught up before a transaction begins. That costs a checkpoint's wait, so the
- * pause waits for one only once the WAL holds `maxWalFrames` pages: 1,000,000 users grow it to about
- * 950 MB, and a WAL capped at 256 MB took back most of the gain (README, "Import while the server runs").
+ * While no other connection commits, the WAL is checkpointed in the background as the next
+ * transaction runs, so it only starts over when a checkpoint has caught up before a transaction
+ * begins. That costs a checkpoint's wait, so the pause waits for one only once the WAL holds
+ * `maxWalFrames` pages: 1,000,000 users grow it to about 1 GB, and a WAL capped at 256 MB took back
+ * most of the gain. Once another connection has committed, each transaction is checkpointed in the
+ * pause on this connection, as before the thread: the WAL then starts over with every transaction,
+ * and a server's commit never finds a long WAL to copy in its own automatic checkpoint (README,
+ * "Import while the server runs").
  */
 export interface WritePacing {
   quietLockMs: number;
@@ -58,10 +62,11 @@ async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, 
   const othersCommitted = () => (dataVersion.get() as { data_version: number }).data_version;
   let seen = othersCommitted();
   let busyUntil = 0;
+  let othersWrote = false;
   /** Notes another connection's commits since the last look (they change `data_version`; this one's do not). */
   const lookForOthers = () => {
     const version = othersCommitted();
-    if (version !== seen) busyUntil = performance.now() + pacing.busyForMs;
+    if (version !== seen) [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
     seen = version;
   };
   let size = 2_000;
@@ -81,14 +86,22 @@ async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, 
     if (keep === false) return { reached: from, stopped: true };
     const lockMs = performance.now() - started;
     from = to;
+    lookForOthers();
     const pause = Bun.sleep(pacing.pauseMs);
-    if (from < upTo && checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
+    if (from < upTo && othersWrote) await checkpointedHere(sqlite, checkpointer);
+    else if (from < upTo && checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
     else if (from < upTo) checkpointer.request();
     await pause;
     lookForOthers();
     size = nextChunkSize(size, performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
   }
   return { reached: upTo, stopped: false };
+}
+
+/** A checkpoint on the writer's own connection, as the server's commits meet it (see WritePacing). */
+async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
+  await checkpointer.settled();
+  sqlite.exec('PRAGMA wal_checkpoint(PASSIVE)');
 }
 
 /**

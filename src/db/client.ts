@@ -14,9 +14,6 @@ const DATABASE_FILE = 'gatehouse.db';
 /** Where `openDatabase(dir)` keeps the database. */
 export const databasePath = (dir: string): string => join(dir, DATABASE_FILE);
 
-/** Bytes the WAL file keeps once a write has started it over. */
-export const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
-
 /** Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is null. */
 export function openDatabase(dir: string | null): Db {
   const sqlite = new Database(dir === null ? ':memory:' : prepareFile(dir), { strict: true });
@@ -25,8 +22,6 @@ export function openDatabase(dir: string | null): Db {
   // FULL makes every acknowledged commit durable across power loss, not only across crashes.
   sqlite.exec('PRAGMA synchronous = FULL');
   sqlite.exec('PRAGMA foreign_keys = ON');
-  // A bulk write can grow the WAL file far (see bulk.ts); the next write that starts it over cuts it back.
-  sqlite.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db);
   return db;
