@@ -37,10 +37,10 @@ export const nextChunkSize = (size: number, budgetMs: number, tookMs: number, ma
 
 /**
  * Runs `write` over the ranges (from, to] covering (0, upTo], each in its own IMMEDIATE transaction,
- * sized to the lock budget. After each commit but the last the WAL is checkpointed in the background
- * (unless the previous checkpoint still runs), so it stays short and a writing server's next commit
- * finds little to copy in its own automatic checkpoint (`beginBulkWrites` does the last one).
- * `write` returning false rolls its range back and stops; so does an aborted `signal`, between ranges.
+ * sized to the lock budget. After each commit but the last the WAL is checkpointed: in the background
+ * while no other connection commits, in the pause once one has (see WritePacing; `beginBulkWrites`
+ * does the last one). `write` returning false rolls its range back and stops; so does an aborted
+ * `signal`, between ranges.
  */
 export async function pacedWrites(
   sqlite: Database,
@@ -88,9 +88,11 @@ async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, 
     from = to;
     lookForOthers();
     const pause = Bun.sleep(pacing.pauseMs);
-    if (from < upTo && othersWrote) await checkpointedHere(sqlite, checkpointer);
-    else if (from < upTo && checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
-    else if (from < upTo) checkpointer.request();
+    if (from < upTo) {
+      if (othersWrote) await checkpointedHere(sqlite, checkpointer);
+      else if (checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
+      else checkpointer.request();
+    }
     await pause;
     lookForOthers();
     size = nextChunkSize(size, performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
