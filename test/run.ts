@@ -33,6 +33,9 @@ interface Tally {
   skip: number;
 }
 
+/** Every `(fail)` line of every run, repeated above the last line: CI may show only the end of the output. */
+const failures = new Set<string>();
+
 /** Runs `bun test` with the set-up, passing its output through, and reads bun's summary. */
 async function runBunTest(setup: Setup, files: string[], extra: string[]): Promise<Tally & { exitCode: number }> {
   console.log(`\n=== ${setup}: bun test ${files.length === 0 ? '(every file)' : `${files.length} HTTP suites`}`);
@@ -55,8 +58,12 @@ async function runBunTest(setup: Setup, files: string[], extra: string[]): Promi
   // bun's summary lines: ` 12 pass`, ` 0 fail`, ` 1 skip` (the last of each, if it printed one).
   const count = (word: string) => Number([...output.matchAll(new RegExp(`^\\s*(\\d+) ${word}$`, 'gm'))].at(-1)?.[1] ?? 0);
   const tally = { pass: count('pass'), fail: count('fail'), skip: count('skip') };
+  for (const [line] of output.matchAll(/^\(fail\) .*$/gm)) failures.add(`${setup}: ${line}`);
   // A crash before bun's summary, or a non-zero exit without a counted failure, is a failure.
-  if (exitCode !== 0 && tally.fail === 0) tally.fail = 1;
+  if (exitCode !== 0 && tally.fail === 0) {
+    tally.fail = 1;
+    failures.add(`${setup}: bun test exited with code ${exitCode} without naming a failed test`);
+  }
   return { ...tally, exitCode };
 }
 
@@ -79,5 +86,6 @@ if (missing !== undefined && !missing.ok) {
   for (const setup of ['postgres', 'postgres-2'] as const) add(await runBunTest(setup, HTTP_SUITES, extra));
 }
 
+if (failures.size > 0) console.log(`\nfailed:\n${[...failures].join('\n')}`);
 console.log(`\n${total.pass} passed, ${total.fail} failed, ${total.skip} skipped`);
 process.exit(total.fail === 0 ? 0 : 1);
