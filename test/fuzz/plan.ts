@@ -18,8 +18,11 @@ function plan() {
   const path = process.env.FUZZ_PATH;
   const description = replaySeed === undefined ? `fixed seed ${seeds[0]}, fresh seed ${seeds[1]} (replay one with FUZZ_SEED=<seed>)` : `seed ${seeds[0]}${path ? `, path ${path}` : ''}`;
   const casesPerSeed = Math.ceil(cases / seeds.length);
-  // Fewer cases than CI's may miss a route's success or an error code by chance; only CI's and larger runs check coverage.
-  const checkCoverage = path === undefined && casesPerSeed >= DEFAULT_CASES / 2;
+  // Whether a seed reaches every success and error code is luck: a fresh seed once missed the one
+  // rare passkey registration success in 5,000 cases. So coverage is asserted for the fixed seed only
+  // (the same cases every run, so a change that makes a check unreachable fails every time), and
+  // only with at least CI's number of cases; fresh seeds search for wrong answers.
+  const checkCoverage = (seed: number) => seed === FIXED_SEED && path === undefined && casesPerSeed >= DEFAULT_CASES / 2;
   return { seeds, casesPerSeed, path, checkCoverage, description };
 }
 
