@@ -105,19 +105,33 @@ test('a checkpoint that fails is an error of the bulk write', async () => {
   await expect(written).rejects.toThrow('checkpointing the WAL');
 });
 
-test('once the WAL holds maxWalFrames pages, the pause waits for a checkpoint to catch up, so the next transaction writes it over', async () => {
-  const walSize = async (maxWalFrames: number) => {
-    const { sqlite, dir, writeRange } = open();
-    const endBulkWrites = beginBulkWrites(sqlite);
-    sqlite.exec('PRAGMA wal_checkpoint(TRUNCATE)'); // the tables' creation is not counted
-    // Each transaction holds the lock 100 ms, so the checkpoint asked for after one runs during the next.
-    await pacedWrites(sqlite, { ...PACING, maxWalFrames }, LINES, null, (_, to) => (writeRange(to), Bun.sleepSync(100)));
-    endBulkWrites();
-    return statSync(join(dir, 'gatehouse.db-wal')).size;
-  };
-  // Each transaction adds about 130 pages of 4 KiB: without a limit the next one always begins
-  // before the checkpoint of the last has copied it, and the WAL grows by all six.
-  const oneTransaction = 130 * 4096;
-  expect(await walSize(Infinity)).toBeGreaterThan(5 * oneTransaction);
-  expect(await walSize(100)).toBeLessThan(3.5 * oneTransaction);
+test('once the WAL holds maxWalFrames pages, the pause waits for a checkpoint to catch up instead of asking for one', async () => {
+  const { sqlite, writeRange } = open();
+  const ranges = () => (sqlite.query('SELECT count(DISTINCT upto) AS n FROM ranges').get() as { n: number }).n;
+  const counting = countingCheckpointer(ranges);
+  const full: Checkpointer = { ...counting.checkpointer, walFrames: () => 500 };
+  await pacedWrites(sqlite, { ...PACING, maxWalFrames: 500 }, LINES, null, (_, to) => writeRange(to), full);
+  expect(counting.caughtUpAfter).toEqual([1, 2, 3, 4, 5]);
+  expect(counting.requestedAfter).toEqual([]);
+});
+
+test('after a catch-up the next transaction writes the WAL from its start again', async () => {
+  const { sqlite, dir, writeRange } = open();
+  const endBulkWrites = beginBulkWrites(sqlite);
+  const walSize = () => statSync(join(dir, 'gatehouse.db-wal')).size;
+  const checkpointer = backgroundCheckpointer(join(dir, 'gatehouse.db'));
+  const transaction = (to: number) => sqlite.transaction(() => writeRange(to)).immediate();
+  transaction(1);
+  const afterOne = walSize();
+  // The WAL only starts over once a checkpoint has copied all of it before a transaction begins.
+  await checkpointer.catchUp();
+  expect(checkpointer.walFrames()).toBe(0);
+  transaction(2);
+  expect(walSize()).toBe(afterOne);
+  // Without a catch-up in between, the next transaction is appended: the file grows past the first's
+  // (which also held the tables' creation) by most of a transaction's 125 pages.
+  transaction(3);
+  expect(walSize()).toBeGreaterThan(afterOne + 50 * 4096);
+  await checkpointer.close();
+  endBulkWrites();
 });
