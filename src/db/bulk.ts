@@ -87,12 +87,11 @@ async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, 
     const lockMs = performance.now() - started;
     from = to;
     lookForOthers();
+    if (from === upTo) break; // nobody waits for a pause after the last
     const pause = Bun.sleep(pacing.pauseMs);
-    if (from < upTo) {
-      if (othersWrote) await checkpointedHere(sqlite, checkpointer);
-      else if (checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
-      else checkpointer.request();
-    }
+    if (othersWrote) await checkpointedHere(sqlite, checkpointer);
+    else if (checkpointer.walFrames() >= pacing.maxWalFrames) await checkpointer.catchUp();
+    else checkpointer.request();
     await pause;
     lookForOthers();
     size = nextChunkSize(size, performance.now() < busyUntil ? pacing.busyLockMs : pacing.quietLockMs, lockMs);
