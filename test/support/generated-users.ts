@@ -11,12 +11,18 @@ export interface GenerateOptions {
   replace?: Map<number, string>;
   /** Every nth user gets a TOTP key. */
   totpEvery?: number;
+  /**
+   * Emails in random order, as in a real user table ordered by creation; otherwise user{n}@example.com,
+   * whose order follows the lines closely enough that the email index is written almost in sequence.
+   */
+  randomEmails?: boolean;
 }
 
 /** The NDJSON line of generated user n (1-based): random id, unique email, one second apart. */
-export function generatedLine(n: number, options: { totpEvery?: number } = {}): string {
+export function generatedLine(n: number, options: { totpEvery?: number; randomEmails?: boolean } = {}): string {
   const totp = options.totpEvery !== undefined && n % options.totpEvery === 0 ? `,"totp_key":"${GENERATED_TOTP_KEY}","totp_last_step":${n}` : '';
-  return `{"id":"${generateId()}","created_at":${FIRST_CREATED_AT + n},"email":"user${n}@example.com","email_verified":${n % 2 === 0},"password_hash":"${GENERATED_HASH}"${totp}}`;
+  const email = options.randomEmails ? `${generateId().slice(0, 8)}.${n}@example.com` : `user${n}@example.com`;
+  return `{"id":"${generateId()}","created_at":${FIRST_CREATED_AT + n},"email":"${email}","email_verified":${n % 2 === 0},"password_hash":"${GENERATED_HASH}"${totp}}`;
 }
 
 /** Writes `count` generated users as NDJSON, in 1 MB pieces. */
