@@ -112,7 +112,7 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
  * halfway (see transfer/store.ts).
  */
 export function beginBulkWrites(sqlite: Database): () => void {
-  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -32000; PRAGMA foreign_keys = OFF');
+  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -48000; PRAGMA foreign_keys = OFF');
   return () => {
     sqlite.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
     // Under NORMAL the last commits may sit unsynced in the WAL when a reader kept the checkpoint back.
