@@ -109,10 +109,12 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
  * For the duration of a bulk write: checkpoints by hand (above), everything synced at the end, and no
  * foreign key checks. The writer puts rows and what they reference in together under one lock;
  * checked, each costs a lookup, and SQLite keeps a statement journal for any check that could fail
- * halfway (see transfer/store.ts).
+ * halfway (see transfer/store.ts). 40 MB of page cache for the random indexes (users by id and email,
+ * events by user): with emails in random order 32 MB took a sixth longer, 48 MB was 3% faster but
+ * 8 MiB nearer the import's 150 MB limit (README, "Import, export and backup").
  */
 export function beginBulkWrites(sqlite: Database): () => void {
-  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -48000; PRAGMA foreign_keys = OFF');
+  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -40000; PRAGMA foreign_keys = OFF');
   return () => {
     sqlite.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
     // Under NORMAL the last commits may sit unsynced in the WAL when a reader kept the checkpoint back.
