@@ -205,3 +205,13 @@ export function parseImportLine(text: string, line: number, defaults: LineDefaul
 }
 
 export const isProblem = (parsed: StagedUser | LineProblem): parsed is LineProblem => 'kind' in parsed;
+
+/** Stored passkeys as JSON text, oldest first: `transports` comma-separated, `backedUp` however the database writes booleans. */
+export type PasskeyJson = Omit<TransferPasskey, 'transports' | 'backedUp'> & { transports: string; backedUp: boolean | number };
+export const toTransferPasskeys = (text: string | null): TransferPasskey[] =>
+  text === null ? [] : (JSON.parse(text) as PasskeyJson[]).map((p) => ({ ...p, transports: p.transports === '' ? [] : p.transports.split(','), backedUp: p.backedUp === true || p.backedUp === 1 }));
+
+/** A stored problem: the columns a kind of problem lacks are null. */
+export type ProblemRow = { line: number; kind: LineProblem['kind']; field: UniqueField; detail: string | null; firstLine: number | null };
+export const toProblem = ({ detail, firstLine, ...problem }: ProblemRow) =>
+  ({ ...problem, ...(detail === null ? {} : { detail }), ...(firstLine === null ? {} : { firstLine: Number(firstLine) }), line: Number(problem.line) }) as LineProblem;

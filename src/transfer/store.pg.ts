@@ -1,9 +1,9 @@
 import type { ReservedSQL, SQL } from 'bun';
 import { chunkedWrites, insertJsonRows, toNumber } from '../db/pg-bulk';
 import { EVENTS_LOCK_KEY } from '../events/store.pg';
-import type { LineProblem, TransferUser, UniqueField } from './model';
+import { type LineProblem, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
-import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, toProblem, toTransferPasskeys, WRITABLE } from './store';
+import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from './store';
 
 // Ids compare byte by byte ("C"), as SQLite compares them, so both databases export in the same order;
 // the (created_at, id) index still gives created_at, and only ties are sorted.

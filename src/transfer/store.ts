@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
 import { isKeyConflict } from '../db/constraints';
 import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing } from '../db/bulk';
-import type { LineProblem, StagedUser, TransferPasskey, TransferUser, UniqueField } from './model';
+import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
 
 // The checks are the same SQL on both databases: staged_users, staged_passkeys and staged_problems
@@ -36,17 +36,8 @@ export const TAKEN_FIELD = `SELECT CASE WHEN EXISTS (SELECT 1 FROM users m WHERE
         FROM staged_passkeys s WHERE s.line = u.line AND EXISTS (SELECT 1 FROM passkeys k WHERE k.credential_id = s.credential_id OR k.id = s.id)
         ORDER BY s.position LIMIT 1) END AS field FROM staged_users u WHERE u.line = $1`;
 
-/** Stored passkeys as JSON text, oldest first: `transports` comma-separated, `backedUp` however the database writes booleans. */
-export type PasskeyJson = Omit<TransferPasskey, 'transports' | 'backedUp'> & { transports: string; backedUp: boolean | number };
-export const toTransferPasskeys = (text: string | null): TransferPasskey[] =>
-  text === null ? [] : (JSON.parse(text) as PasskeyJson[]).map((p) => ({ ...p, transports: p.transports === '' ? [] : p.transports.split(','), backedUp: p.backedUp === true || p.backedUp === 1 }));
-
 type ExportRow = Omit<TransferUser, 'emailVerified' | 'passkeys'> & { emailVerified: number; passkeys: string | null };
 const toTransferUser = (row: ExportRow): TransferUser => ({ ...row, emailVerified: row.emailVerified === 1, passkeys: toTransferPasskeys(row.passkeys) });
-type ProblemRow = { line: number; kind: LineProblem['kind']; field: UniqueField; detail: string | null; firstLine: number | null };
-/** The columns a kind of problem lacks are null. */
-export const toProblem = ({ detail, firstLine, ...problem }: ProblemRow) =>
-  ({ ...problem, ...(detail === null ? {} : { detail }), ...(firstLine === null ? {} : { firstLine: Number(firstLine) }), line: Number(problem.line) }) as LineProblem;
 
 const EXPORT = `SELECT u.id, u.created_at AS createdAt, u.email, u.email_verified AS emailVerified, u.password_hash AS passwordHash,
     u.recovery_code_hash AS recoveryCodeHash, t.key AS totpKey, t.last_used_step AS totpLastStep,
@@ -135,54 +126,43 @@ const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, reco
 const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
 const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
 
-type EventWriter = (now: number, ...where: number[]) => void;
+/** The most lines of a range whose events are sorted in memory (about 160 bytes each: 8 MB). */
+const SORTED_AT_MOST = 50_000;
 
 /**
- * Writes the staged lines matching `where` (its parameters after `now`) and their `user.imported`
- * events; answers the users written. With `OR ROLLBACK` a taken key ends the whole transaction, so
- * SQLite keeps no statement journal (a copy of every existing page a statement changes, to undo it
- * alone: a third of an import's writes).
+ * Writes the staged lines matching `where` (its parameters after `now`: a range, or one line) and
+ * their `user.imported` events; answers the users written. With `OR ROLLBACK` a taken key ends the
+ * whole transaction, so SQLite keeps no statement journal (a copy of every existing page a statement
+ * changes, to undo it alone: a third of an import's writes). Events go in by user id: the events_user
+ * index takes them in one sweep (a third less time than at random). Sorting 150,000 lines took 25 MB
+ * more RSS, so a longer range reads them in id order from the staged id index (45 ms a million lines).
  */
-function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT', events: EventWriter) {
+function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT') {
+  const events = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id) SELECT ?, 'user.imported', id FROM ${from} WHERE ${where} ${order}`;
   const statements = [
     `INSERT ${conflict} INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
     `INSERT ${conflict} INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
     `INSERT ${conflict} INTO passkeys (user_id, ${PASSKEY_COLUMNS}) SELECT s.id, ${PASSKEY_COLUMNS.replace(/\w+/g, 'k.$&')}
      FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
+    events('staged_users s', 'ORDER BY id'),
+    events('staged_users s INDEXED BY staged_users_id', ''),
   ].map((text) => sqlite.prepare(text));
-  const [users, totp, passkeys] = statements as [(typeof statements)[0], ...typeof statements];
+  const [users, totp, passkeys, sortedEvents, scannedEvents] = statements as [(typeof statements)[0], ...typeof statements];
   return (now: number, ...where: number[]): number => {
     const written = users.run(...where).changes;
     totp!.run(now, ...where);
     passkeys!.run(...where);
-    events(now, ...where);
+    const [from, to] = where as [number, number?];
+    (to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
     return written;
   };
-}
-
-const importedEvents = (conflict: string, from: string, where: string, order = '') =>
-  `INSERT ${conflict} INTO events (time, type, user_id) SELECT ?, 'user.imported', id FROM ${from} WHERE ${where} ${order}`;
-/** The most lines whose events are sorted in memory (about 160 bytes each: 8 MB). */
-const SORTED_AT_MOST = 50_000;
-
-/**
- * A range's events in user id order, so the events_user index takes them in one sweep (a third less
- * time than at random). Sorting holds the range in memory: 25 MB more RSS for the 150,000 lines of a
- * quiet transaction at 1,000,000 users. A longer range is read in id order from the staged id index
- * instead, one pass over all of it (45 ms a million lines, less than the sort of 150,000).
- */
-function rangeEvents(sqlite: Database, conflict: string): EventWriter {
-  const sorted = sqlite.prepare(importedEvents(conflict, 'staged_users s', IN_RANGE, 'ORDER BY id'));
-  const scanned = sqlite.prepare(importedEvents(conflict, 'staged_users s INDEXED BY staged_users_id', IN_RANGE));
-  return (now, from, to) => void (to! - from! <= SORTED_AT_MOST ? sorted : scanned).run(now, from!, to!);
 }
 
 /** Writes the staged lines in short transactions with pauses, so the server's writes get in between. */
 async function writePaced(sqlite: Database, pacing: WritePacing, options: CommitOptions): Promise<CommitResult> {
   const { now } = options;
-  const writeRange = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK', rangeEvents(sqlite, 'OR ROLLBACK'));
-  const lineEvents = sqlite.prepare(importedEvents('OR ABORT', 'staged_users s', 's.line = ?'));
-  const writeLine = lineWriter(sqlite, 's.line = ?', 'OR ABORT', (now, line) => void lineEvents.run(now, line!));
+  const writeRange = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK');
+  const writeLine = lineWriter(sqlite, 's.line = ?', 'OR ABORT');
   const takenField = sqlite.prepare(TAKEN_FIELD);
   const ours = `id IN (SELECT id FROM staged_users s WHERE ${IN_RANGE})`;
   const undoEvents = sqlite.prepare(`INSERT INTO events (time, type, user_id) SELECT ?, 'user.deleted', id FROM users WHERE ${ours}`);
