@@ -48,6 +48,7 @@ test('a checkpoint is asked for after every transaction but the last, and the ch
   expect(counting.requestedAfter).toEqual([1, 2, 3, 4, 5]);
   expect(counting.caughtUpAfter).toEqual([]);
   expect(counting.closed()).toBe(true);
+  expect(sqlite.query('PRAGMA main.cache_size').get()).toEqual({ cache_size: -2000 }); // left as it was
 });
 
 test("once another connection has committed, every later transaction is checkpointed in the pause, on the writer's connection", async () => {
@@ -70,6 +71,8 @@ test("once another connection has committed, every later transaction is checkpoi
   expect(counting.requestedAfter).toEqual([1]);
   expect(checkpointedAfter).toEqual([2, 3, 4, 5]);
   expect(counting.caughtUpAfter).toEqual([]);
+  // SQLite now drops the writer's whole cache at each transaction: a smaller one is refilled.
+  expect(sqlite.query('PRAGMA main.cache_size').get()).toEqual({ cache_size: -16_000 });
 });
 
 test('the checkpointer is closed also when a write throws', async () => {

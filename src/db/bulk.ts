@@ -66,6 +66,7 @@ async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, 
   /** Notes another connection's commits since the last look (they change `data_version`; this one's do not). */
   const lookForOthers = () => {
     const version = othersCommitted();
+    if (version !== seen && !othersWrote) sqlite.exec(`PRAGMA main.cache_size = ${BUSY_CACHE_SIZE}`);
     if (version !== seen) [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
     seen = version;
   };
@@ -106,17 +107,28 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
 }
 
 /**
+ * The page cache of a bulk write, for the random indexes (users by id and email, events by user):
+ * with emails in random order 32 MB took a sixth longer than 40, 48 MB was 3% faster but 8 MiB nearer
+ * the import's 150 MB limit. Once another connection commits, SQLite drops this connection's whole
+ * cache at each transaction's start, and 40 MB refilled each time peaked 15 to 30 MiB higher as the
+ * freed pages went back late; 16 MB was no slower there, and the other writer waited less
+ * (README, "Import, export and backup").
+ */
+const QUIET_CACHE_SIZE = -40_000;
+const BUSY_CACHE_SIZE = -16_000;
+
+/**
  * For the duration of a bulk write: checkpoints by hand (above), everything synced at the end, and no
  * foreign key checks. The writer puts rows and what they reference in together under one lock;
  * checked, each costs a lookup, and SQLite keeps a statement journal for any check that could fail
- * halfway (see transfer/store.ts). 40 MB of page cache for the random indexes (users by id and email,
- * events by user): with emails in random order 32 MB took a sixth longer, 48 MB was 3% faster but
- * 8 MiB nearer the import's 150 MB limit (README, "Import, export and backup").
+ * halfway (see transfer/store.ts).
  */
 export function beginBulkWrites(sqlite: Database): () => void {
-  sqlite.exec('PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -40000; PRAGMA foreign_keys = OFF');
+  const { cache_size: cacheSize } = sqlite.query('PRAGMA main.cache_size').get() as { cache_size: number };
+  sqlite.exec(`PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA main.cache_size = ${QUIET_CACHE_SIZE}; PRAGMA foreign_keys = OFF`);
   return () => {
     sqlite.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
+    sqlite.exec(`PRAGMA main.cache_size = ${cacheSize}`);
     // Under NORMAL the last commits may sit unsynced in the WAL when a reader kept the checkpoint back.
     const wal = `${sqlite.filename}-wal`;
     if (!existsSync(wal)) return;
