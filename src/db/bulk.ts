@@ -50,9 +50,11 @@ export async function pacedWrites(
   write: RangeWrite,
   checkpointer: Checkpointer = backgroundCheckpointer(sqlite.filename),
 ) {
+  const { cache_size: cacheSize } = sqlite.query('PRAGMA main.cache_size').get() as { cache_size: number };
   try {
     return await writeRanges(sqlite, pacing, upTo, signal, write, checkpointer);
   } finally {
+    sqlite.exec(`PRAGMA main.cache_size = ${cacheSize}`); // it shrinks once another connection commits
     await checkpointer.close();
   }
 }
