@@ -112,9 +112,9 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
  * The page cache of a bulk write, for the random indexes (users by id and email, events by user):
  * with emails in random order 32 MB took a sixth longer than 40, 48 MB was 3% faster but 8 MiB nearer
  * the import's 150 MB limit. Once another connection commits, SQLite drops this connection's whole
- * cache at each transaction's start, and 40 MB refilled each time peaked 15 to 30 MiB higher as the
- * freed pages went back late; 16 MB was no slower there, and the other writer waited less
- * (README, "Import, export and backup").
+ * cache at each transaction's start, and 40 MB refilled each time had bursts 15 to 30 MiB over the
+ * usual peak; 16 MB had none, was no slower there, and the other writer waited less (README,
+ * "Import, export and backup").
  */
 const QUIET_CACHE_SIZE = -40_000;
 const BUSY_CACHE_SIZE = -16_000;
