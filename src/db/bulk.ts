@@ -50,7 +50,7 @@ export async function pacedWrites(
   write: RangeWrite,
   checkpointer: Checkpointer = backgroundCheckpointer(sqlite.filename),
 ) {
-  const { cache_size: cacheSize } = sqlite.query('PRAGMA main.cache_size').get() as { cache_size: number };
+  const cacheSize = mainCacheSize(sqlite);
   try {
     return await writeRanges(sqlite, pacing, upTo, signal, write, checkpointer);
   } finally {
@@ -65,11 +65,16 @@ async function writeRanges(sqlite: Database, pacing: WritePacing, upTo: number, 
   let seen = othersCommitted();
   let busyUntil = 0;
   let othersWrote = false;
-  /** Notes another connection's commits since the last look (they change `data_version`; this one's do not). */
+  /**
+   * Notes another connection's commits since the last look (they change `data_version`; this one's do
+   * not), and at the first one shrinks the page cache (BUSY_CACHE_SIZE).
+   */
   const lookForOthers = () => {
     const version = othersCommitted();
-    if (version !== seen && !othersWrote) sqlite.exec(`PRAGMA main.cache_size = ${BUSY_CACHE_SIZE}`);
-    if (version !== seen) [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
+    if (version !== seen) {
+      if (!othersWrote) sqlite.exec(`PRAGMA main.cache_size = ${BUSY_CACHE_SIZE}`);
+      [busyUntil, othersWrote] = [performance.now() + pacing.busyForMs, true];
+    }
     seen = version;
   };
   let size = 2_000;
@@ -118,6 +123,7 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
  */
 const QUIET_CACHE_SIZE = -40_000;
 const BUSY_CACHE_SIZE = -16_000;
+const mainCacheSize = (sqlite: Database) => (sqlite.query('PRAGMA main.cache_size').get() as { cache_size: number }).cache_size;
 
 /**
  * For the duration of a bulk write: checkpoints by hand (above), everything synced at the end, and no
@@ -126,7 +132,7 @@ const BUSY_CACHE_SIZE = -16_000;
  * halfway (see transfer/store.ts).
  */
 export function beginBulkWrites(sqlite: Database): () => void {
-  const { cache_size: cacheSize } = sqlite.query('PRAGMA main.cache_size').get() as { cache_size: number };
+  const cacheSize = mainCacheSize(sqlite);
   sqlite.exec(`PRAGMA wal_autocheckpoint = 0; PRAGMA synchronous = NORMAL; PRAGMA main.cache_size = ${QUIET_CACHE_SIZE}; PRAGMA foreign_keys = OFF`);
   return () => {
     sqlite.exec('PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(PASSIVE); PRAGMA wal_autocheckpoint = 1000');
