@@ -55,6 +55,68 @@ describe('OpenAPI document', () => {
     }
   });
 
+  /** Every operation in the document, whether or not the app's route list names it. */
+  const operations = Object.entries<Record<string, { operationId?: unknown }>>(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ route: `${method.toUpperCase()} ${path}`, operationId: operation.operationId })),
+  );
+
+  test('gives every operation a unique, hand-chosen operationId in lower camel case (API.md §16)', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(servedRoutes.length);
+    const malformed = operations.filter(({ operationId }) => typeof operationId !== 'string' || !/^[a-z][a-zA-Z0-9]*$/.test(operationId));
+    expect(malformed).toEqual([]);
+    const byId = Map.groupBy(operations, ({ operationId }) => operationId as string);
+    expect([...byId.values()].filter((same) => same.length > 1)).toEqual([]);
+  });
+
+  test('keeps the published operationIds: generated clients name their methods after them', () => {
+    const published: Record<string, string> = {
+      'GET /': 'getServiceInfo',
+      'GET /health': 'getHealth',
+      'POST /users': 'createUser',
+      'GET /users': 'listUsers',
+      'GET /users/{id}': 'getUser',
+      'DELETE /users/{id}': 'deleteUser',
+      'POST /authenticate/password': 'authenticateWithPassword',
+      'POST /users/{id}/verify-password': 'verifyUserPassword',
+      'POST /users/{id}/update-password': 'updateUserPassword',
+      'POST /users/{id}/register-totp': 'registerTotp',
+      'GET /users/{id}/totp-credential': 'getTotpCredential',
+      'DELETE /users/{id}/totp-credential': 'deleteTotpCredential',
+      'POST /users/{id}/verify-2fa/totp': 'verifyTotp',
+      'POST /passkey-authentication-options': 'createPasskeyAuthenticationOptions',
+      'POST /authenticate/passkey': 'authenticateWithPasskey',
+      'POST /users/{id}/passkey-registration-options': 'createPasskeyRegistrationOptions',
+      'POST /users/{id}/passkeys': 'registerPasskey',
+      'GET /users/{id}/passkeys': 'listPasskeys',
+      'POST /users/{id}/verify-2fa/passkey': 'verifyPasskey',
+      'PATCH /users/{id}/passkeys/{passkey_id}': 'renamePasskey',
+      'DELETE /users/{id}/passkeys/{passkey_id}': 'deletePasskey',
+      'GET /events': 'listEvents',
+      'POST /users/{id}/password-reset-requests': 'createPasswordResetRequest',
+      'GET /users/{id}/password-reset-requests': 'listPasswordResetRequests',
+      'DELETE /users/{id}/password-reset-requests': 'invalidatePasswordResetRequests',
+      'GET /password-reset-requests/{id}': 'getPasswordResetRequest',
+      'DELETE /password-reset-requests/{id}': 'invalidatePasswordResetRequest',
+      'POST /password-reset-requests/{id}/verify-email': 'verifyPasswordResetEmail',
+      'POST /reset-password': 'resetPassword',
+      'POST /users/{id}/email-verification-request': 'createEmailVerificationRequest',
+      'GET /users/{id}/email-verification-request': 'getEmailVerificationRequest',
+      'DELETE /users/{id}/email-verification-request': 'deleteEmailVerificationRequest',
+      'POST /users/{id}/verify-email': 'verifyEmail',
+      'POST /users/{id}/email-update-requests': 'createEmailUpdateRequest',
+      'GET /users/{id}/email-update-requests': 'listEmailUpdateRequests',
+      'DELETE /users/{id}/email-update-requests': 'deleteEmailUpdateRequests',
+      'GET /email-update-requests/{id}': 'getEmailUpdateRequest',
+      'DELETE /email-update-requests/{id}': 'deleteEmailUpdateRequest',
+      'POST /verify-new-email': 'verifyNewEmail',
+      'POST /users/{id}/regenerate-recovery-code': 'regenerateRecoveryCode',
+      'POST /users/{id}/reset-2fa': 'resetSecondFactors',
+      'GET /metrics': 'getMetrics',
+    };
+    const now = Object.fromEntries(operations.filter(({ route }) => route in published).map(({ route, operationId }) => [route, operationId]));
+    expect(now).toEqual(published);
+  });
+
   test('documents the secret as an Authorization header API key', () => {
     expect(document.components.securitySchemes.secret).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
   });

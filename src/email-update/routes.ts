@@ -16,7 +16,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
       {
         body: CreateEmailUpdateBody,
         ...documented({
-          summary: 'Create an email update request',
+          operationId: 'createEmailUpdateRequest', summary: 'Create an email update request',
           tag: TAG,
           description:
             'Send the code to the new address. The address is stored NFC-normalised and lower-cased; the user\'s own current address is allowed. ' +
@@ -28,7 +28,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
     )
     .get('/users/:id/email-update-requests', ({ user }) => updates.list(user.id), {
       ...documented({
-        summary: "List the user's live email update requests",
+        operationId: 'listEmailUpdateRequests', summary: "List the user's live email update requests",
         tag: TAG,
         description: 'Oldest first, ties by id. Expired and invalidated requests are not listed.',
         errors: ['NOT_FOUND'],
@@ -41,7 +41,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
         await updates.deleteAllOf(user.id);
         return noContent();
       },
-      documented({ summary: "Delete all of the user's email update requests", tag: TAG, errors: ['NOT_FOUND'] }),
+      documented({ operationId: 'deleteEmailUpdateRequests', summary: "Delete all of the user's email update requests", tag: TAG, errors: ['NOT_FOUND'] }),
     );
 
   const byId = new Elysia()
@@ -49,7 +49,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
       '/email-update-requests/:id',
       ({ params }) => updates.get(params.id),
       documented({
-        summary: 'Get an email update request',
+        operationId: 'getEmailUpdateRequest', summary: 'Get an email update request',
         tag: TAG,
         description: 'NOT_FOUND when it does not exist, has expired or was invalidated.',
         errors: ['NOT_FOUND'],
@@ -63,7 +63,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
         return noContent();
       },
       documented({
-        summary: 'Delete an email update request',
+        operationId: 'deleteEmailUpdateRequest', summary: 'Delete an email update request',
         tag: TAG,
         description: 'NOT_FOUND when it does not exist, has expired or was invalidated.',
         errors: ['NOT_FOUND'],
@@ -75,7 +75,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
       {
         body: VerifyNewEmailBody,
         ...documented({
-          summary: 'Confirm an email update with its code',
+          operationId: 'verifyNewEmail', summary: 'Confirm an email update with its code',
           tag: TAG,
           description:
             'Success sets the user\'s email to the new address, verified, and invalidates every email update request for that address ' +

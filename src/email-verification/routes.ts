@@ -13,7 +13,7 @@ export function emailVerificationRoutes(verification: EmailVerificationService, 
       '/users/:id/email-verification-request',
       ({ user }) => verification.create(user.id),
       documented({
-        summary: 'Create an email verification request',
+        operationId: 'createEmailVerificationRequest', summary: 'Create an email verification request',
         tag: TAG,
         description:
           'No body. Replaces any pending request with a new code and a new 10-minute expiry. Send the code to the user\'s address. ' +
@@ -26,7 +26,7 @@ export function emailVerificationRoutes(verification: EmailVerificationService, 
       '/users/:id/email-verification-request',
       ({ user }) => verification.get(user.id),
       documented({
-        summary: "Get the user's pending email verification request",
+        operationId: 'getEmailVerificationRequest', summary: "Get the user's pending email verification request",
         tag: TAG,
         description: 'NOT_FOUND when the user does not exist or has no pending (unexpired) request.',
         errors: ['NOT_FOUND'],
@@ -40,7 +40,7 @@ export function emailVerificationRoutes(verification: EmailVerificationService, 
         return noContent();
       },
       documented({
-        summary: "Delete the user's pending email verification request",
+        operationId: 'deleteEmailVerificationRequest', summary: "Delete the user's pending email verification request",
         tag: TAG,
         description: 'NOT_FOUND when the user does not exist or has no pending (unexpired) request.',
         errors: ['NOT_FOUND'],
@@ -55,7 +55,7 @@ export function emailVerificationRoutes(verification: EmailVerificationService, 
       {
         body: VerifyEmailBody,
         ...documented({
-          summary: "Verify the user's email with the code of the pending request",
+          operationId: 'verifyEmail', summary: "Verify the user's email with the code of the pending request",
           tag: TAG,
           description:
             'Success marks the email verified and deletes the request. Checks in order: NOT_FOUND, INVALID_DATA (code format; no attempt counted), ' +

@@ -18,7 +18,7 @@ export function eventsRoutes(events: EventsService) {
     {
       query: ListEventsQuery,
       ...documented({
-        summary: 'List security events',
+        operationId: 'listEvents', summary: 'List security events',
         tag: TAG,
         description:
           'Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, ' +

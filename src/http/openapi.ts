@@ -6,6 +6,11 @@ const EVERYWHERE: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNKNOWN_ERROR'];
 const AUTHENTICATED: ErrorCode[] = ['NOT_AUTHENTICATED', ...EVERYWHERE];
 
 export interface RouteDoc {
+  /**
+   * The operation's stable name (API.md §16): lower camel case, verb first, unique. Generated clients
+   * name their methods after it, so renaming one is a breaking change.
+   */
+  operationId: string;
   summary: string;
   tag: string;
   description?: string;
@@ -32,6 +37,7 @@ export function documented(doc: RouteDoc) {
     // Our global parser runs first and always answers; naming 'json' here only tells OpenAPI the body's media type.
     parse: 'json' as const,
     detail: {
+      operationId: doc.operationId,
       summary: doc.summary,
       tags: [doc.tag],
       description: doc.description,

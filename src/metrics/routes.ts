@@ -8,7 +8,7 @@ export function metricsRoutes(metrics: MetricsService) {
     '/metrics',
     async () => new Response(await metrics.render(), { headers: { 'content-type': metrics.contentType } }),
     documented({
-      summary: 'Metrics for Prometheus',
+      operationId: 'getMetrics', summary: 'Metrics for Prometheus',
       tag: TAG,
       description:
         'The Prometheus text format. Needs the credential like every other path (configure it as the scrape job\'s ' +

@@ -33,7 +33,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
         body: AuthenticationOptionsBody,
         transform: requireObjectBody,
         ...documented({
-          summary: 'Start a passkey login or second factor',
+          operationId: 'createPasskeyAuthenticationOptions', summary: 'Start a passkey login or second factor',
           tag: TAG,
           description:
             'Returns `PublicKeyCredentialRequestOptionsJSON` for `navigator.credentials.get()` and the challenge_id to send back. ' +
@@ -50,7 +50,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
       {
         body: AuthenticatePasskeyBody,
         ...documented({
-          summary: 'Log in with a passkey',
+          operationId: 'authenticateWithPasskey', summary: 'Log in with a passkey',
           tag: TAG,
           description:
             'Answers the passkey\'s owner. The first verify uses the challenge up, successful or not: an unknown, expired, used or ' +
@@ -68,7 +68,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
       body: RegistrationOptionsBody,
       transform: requireObjectBody,
       ...documented({
-        summary: 'Start registering a passkey',
+        operationId: 'createPasskeyRegistrationOptions', summary: 'Start registering a passkey',
         tag: TAG,
         description:
           'Returns `PublicKeyCredentialCreationOptionsJSON` for `navigator.credentials.create()` (excluding the user\'s passkeys) and the ' +
@@ -83,7 +83,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
       {
         body: RegisterPasskeyBody,
         ...documented({
-          summary: 'Register a passkey',
+          operationId: 'registerPasskey', summary: 'Register a passkey',
           tag: TAG,
           description:
             'Verifies the browser\'s answer (attestation none) and stores the passkey. Without a name it is named after its provider ' +
@@ -94,7 +94,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
       },
     )
     .get('/users/:id/passkeys', ({ user }) => passkeys.list(user.id), {
-      ...documented({ summary: "List the user's passkeys", tag: TAG, description: 'Oldest first.', errors: ['NOT_FOUND', 'NOT_ALLOWED'], ok: t.Array(Passkey) }),
+      ...documented({ operationId: 'listPasskeys', summary: "List the user's passkeys", tag: TAG, description: 'Oldest first.', errors: ['NOT_FOUND', 'NOT_ALLOWED'], ok: t.Array(Passkey) }),
     })
     .post(
       '/users/:id/verify-2fa/passkey',
@@ -105,7 +105,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
       {
         body: VerifyPasskeyBody,
         ...documented({
-          summary: 'Verify a passkey as the second factor',
+          operationId: 'verifyPasskey', summary: 'Verify a passkey as the second factor',
           tag: TAG,
           description:
             'For a user who logged in with a password, with a challenge from POST /passkey-authentication-options with this user_id and ' +
@@ -126,7 +126,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
     })
     .patch('/users/:id/passkeys/:passkey_id', ({ body, passkey }) => passkeys.rename(passkey.userId, passkey.id, body.name), {
       body: RenamePasskeyBody,
-      ...documented({ summary: 'Rename a passkey', tag: TAG, errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'PAYLOAD_TOO_LARGE'], ok: Passkey }),
+      ...documented({ operationId: 'renamePasskey', summary: 'Rename a passkey', tag: TAG, errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'PAYLOAD_TOO_LARGE'], ok: Passkey }),
     })
     .delete(
       '/users/:id/passkeys/:passkey_id',
@@ -134,7 +134,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
         await passkeys.delete(passkey.userId, passkey.id);
         return noContent();
       },
-      documented({ summary: 'Delete a passkey', tag: TAG, description: 'It can no longer log in or verify.', errors: ['NOT_FOUND', 'NOT_ALLOWED'] }),
+      documented({ operationId: 'deletePasskey', summary: 'Delete a passkey', tag: TAG, description: 'It can no longer log in or verify.', errors: ['NOT_FOUND', 'NOT_ALLOWED'] }),
     );
 
   return new Elysia().use(login).use(forUser).use(onePasskey);

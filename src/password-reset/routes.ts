@@ -26,7 +26,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
         body: CreateResetRequestBody,
         transform: requireObjectBody,
         ...documented({
-          summary: 'Create a password reset request',
+          operationId: 'createPasswordResetRequest', summary: 'Create a password reset request',
           tag: TAG,
           description:
             'Returns the request with its 8-character code, which the caller sends to the user\'s email; the code is never shown again. The request expires after 10 minutes. At most 3 per user in any 15 minutes.',
@@ -39,7 +39,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
       '/users/:id/password-reset-requests',
       ({ user }) => resets.list(user.id),
       documented({
-        summary: "List a user's password reset requests",
+        operationId: 'listPasswordResetRequests', summary: "List a user's password reset requests",
         tag: TAG,
         description: 'The live (unexpired, not invalidated) requests, oldest first, ties by id. Codes are not included.',
         errors: ['NOT_FOUND'],
@@ -52,14 +52,14 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
         await resets.invalidateAllOf(user.id);
         return noContent();
       },
-      documented({ summary: "Invalidate all of a user's password reset requests", tag: TAG, errors: ['NOT_FOUND'] }),
+      documented({ operationId: 'invalidatePasswordResetRequests', summary: "Invalidate all of a user's password reset requests", tag: TAG, errors: ['NOT_FOUND'] }),
     );
 
   const single = new Elysia()
     .use(pathResource('resetRequest', resets.findLive))
     .get('/password-reset-requests/:id', ({ resetRequest }) => toResetRequestView(resetRequest), {
       ...documented({
-        summary: 'Get a password reset request',
+        operationId: 'getPasswordResetRequest', summary: 'Get a password reset request',
         tag: TAG,
         description: 'NOT_FOUND when the request does not exist, has expired or was invalidated. The code is not included.',
         errors: ['NOT_FOUND'],
@@ -72,7 +72,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
         await resets.invalidate(resetRequest.id);
         return noContent();
       },
-      documented({ summary: 'Invalidate a password reset request', tag: TAG, errors: ['NOT_FOUND'] }),
+      documented({ operationId: 'invalidatePasswordResetRequest', summary: 'Invalidate a password reset request', tag: TAG, errors: ['NOT_FOUND'] }),
     )
     .post(
       '/password-reset-requests/:id/verify-email',
@@ -83,7 +83,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
       {
         body: VerifyResetEmailBody,
         ...documented({
-          summary: 'Verify the email of a password reset request with its code',
+          operationId: 'verifyPasswordResetEmail', summary: 'Verify the email of a password reset request with its code',
           tag: TAG,
           description:
             'A correct code marks the request verified (repeatable). Every wrong code counts, also after verification; the 5th answers INCORRECT_CODE and invalidates the request, after which this endpoint answers NOT_FOUND.',
@@ -105,7 +105,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
     {
       body: ResetPasswordBody,
       ...documented({
-        summary: 'Reset a password with a password reset request',
+        operationId: 'resetPassword', summary: 'Reset a password with a password reset request',
         tag: TAG,
         description:
           'Works on an open or a verified request. Sets the password, marks the user\'s email verified and invalidates all of the user\'s reset requests. An unknown, expired, invalidated or used request answers INVALID_REQUEST.',

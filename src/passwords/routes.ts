@@ -15,7 +15,7 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
     {
       body: AuthenticateBody,
       ...documented({
-        summary: 'Authenticate with email and password',
+        operationId: 'authenticateWithPassword', summary: 'Authenticate with email and password',
         tag: TAG,
         description: 'Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip.',
         errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
@@ -35,7 +35,7 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
       {
         body: VerifyPasswordBody,
         ...documented({
-          summary: "Verify a user's password",
+          operationId: 'verifyUserPassword', summary: "Verify a user's password",
           tag: TAG,
           description: 'After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes.',
           errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
@@ -55,7 +55,7 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
       {
         body: UpdatePasswordBody,
         ...documented({
-          summary: "Update a user's password",
+          operationId: 'updateUserPassword', summary: "Update a user's password",
           tag: TAG,
           description: 'A wrong current password answers INCORRECT_PASSWORD and counts toward the login block.',
           errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],

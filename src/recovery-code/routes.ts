@@ -10,7 +10,7 @@ export function recoveryCodeRoutes(recovery: RecoveryCodeService, findUser: Find
     .use(pathResource('user', findUser))
     .post('/users/:id/regenerate-recovery-code', ({ user }) => recovery.regenerate(user), {
       ...documented({
-        summary: 'Generate a new recovery code',
+        operationId: 'regenerateRecoveryCode', summary: 'Generate a new recovery code',
         tag: TAG,
         description: 'No body. The previous recovery code stops working. Works whether or not the user has TOTP.',
         errors: ['NOT_FOUND', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
@@ -20,7 +20,7 @@ export function recoveryCodeRoutes(recovery: RecoveryCodeService, findUser: Find
     .post('/users/:id/reset-2fa', ({ body, user }) => recovery.resetSecondFactors(user, body.recovery_code), {
       body: ResetSecondFactorsBody,
       ...documented({
-        summary: 'Reset second factors with the recovery code',
+        operationId: 'resetSecondFactors', summary: 'Reset second factors with the recovery code',
         tag: TAG,
         description:
           'Deletes the TOTP credential (if any) and returns a new recovery code; the used one stops working. ' +

@@ -6,11 +6,11 @@ import type { StatusService } from './service';
 export function statusRoutes(status: StatusService) {
   return new Elysia()
     .get('/', () => status.about(), {
-      ...documented({ summary: 'Service name and version', tag: TAG, errors: [], ok: About }),
+      ...documented({ operationId: 'getServiceInfo', summary: 'Service name and version', tag: TAG, errors: [], ok: About }),
     })
     .get('/health', () => status.health(), {
       ...documented({
-        summary: 'Health check (no credential)',
+        operationId: 'getHealth', summary: 'Health check (no credential)',
         tag: TAG,
         description: 'Answers once the database answers.',
         public: true,

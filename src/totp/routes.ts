@@ -12,7 +12,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
     .post('/users/:id/register-totp', ({ body, user }) => totp.register(user.id, { key: body.key ?? body.totp_key, code: body.code }), {
       body: RegisterTotpBody,
       ...documented({
-        summary: 'Register a TOTP credential',
+        operationId: 'registerTotp', summary: 'Register a TOTP credential',
         tag: TAG,
         description:
           'HMAC-SHA-1, 6 digits, 30-second steps, one step of drift either way. Replaces an existing credential. ' +
@@ -22,7 +22,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
       }),
     })
     .get('/users/:id/totp-credential', ({ user }) => totp.get(user.id), {
-      ...documented({ summary: "Get the user's TOTP credential", tag: TAG, errors: ['NOT_FOUND'], ok: TotpCredential }),
+      ...documented({ operationId: 'getTotpCredential', summary: "Get the user's TOTP credential", tag: TAG, errors: ['NOT_FOUND'], ok: TotpCredential }),
     })
     .delete(
       '/users/:id/totp-credential',
@@ -30,7 +30,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
         await totp.delete(user.id);
         return noContent();
       },
-      documented({ summary: "Delete the user's TOTP credential", tag: TAG, errors: ['NOT_FOUND'] }),
+      documented({ operationId: 'deleteTotpCredential', summary: "Delete the user's TOTP credential", tag: TAG, errors: ['NOT_FOUND'] }),
     )
     .post(
       '/users/:id/verify-2fa/totp',
@@ -41,7 +41,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
       {
         body: VerifyTotpBody,
         ...documented({
-          summary: 'Verify a TOTP code',
+          operationId: 'verifyTotp', summary: 'Verify a TOTP code',
           tag: TAG,
           description:
             'Each time step is accepted once: a code of a step at or before the last accepted one (the registering code included) ' +

@@ -23,7 +23,7 @@ export function usersRoutes(users: UsersService) {
       {
         body: CreateUserBody,
         ...documented({
-          summary: 'Create a user',
+          operationId: 'createUser', summary: 'Create a user',
           tag: TAG,
           description:
             'Returns the user with its recovery code, which is never shown again. Put this call behind a Captcha or another bot check. ' +
@@ -45,7 +45,7 @@ export function usersRoutes(users: UsersService) {
       {
         query: ListUsersQuery,
         ...documented({
-          summary: 'List users',
+          operationId: 'listUsers', summary: 'List users',
           tag: TAG,
           description:
             'Invalid or out-of-range values fall back to their defaults. Headers X-Pagination-Total and X-Pagination-Total-Pages count the (filtered) set.',
@@ -63,7 +63,7 @@ export function usersRoutes(users: UsersService) {
       if (view === undefined) throw new AppError('NOT_FOUND');
       return view;
     },
-    documented({ summary: 'Get a user', tag: TAG, errors: ['NOT_FOUND'], ok: User }),
+    documented({ operationId: 'getUser', summary: 'Get a user', tag: TAG, errors: ['NOT_FOUND'], ok: User }),
   );
 
   const single = new Elysia().use(pathResource('user', users.find)).delete(
@@ -73,7 +73,7 @@ export function usersRoutes(users: UsersService) {
       return noContent();
     },
     documented({
-      summary: 'Delete a user',
+      operationId: 'deleteUser', summary: 'Delete a user',
       tag: TAG,
       description: 'Removes the user with its requests and TOTP credential.',
       errors: ['NOT_FOUND'],
