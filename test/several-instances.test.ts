@@ -49,20 +49,26 @@ describe.skipIf(skip)('two instances on one PostgreSQL and Redis', () => {
   test('SIGKILL of one instance under load: the other keeps serving, and nothing acknowledged is lost', async () => {
     const [a, b] = (await instances(2)) as [ServerProcess, ServerProcess];
     const acknowledged: string[] = [];
+    // Every answer of the survivor, and whatever went wrong asking it: it must all be 2xx.
+    const survivorAnswers: (number | string)[] = [];
     let stop = false;
-    const load = async (on: ServerProcess) => {
+    const load = async (on: ServerProcess, survivor: boolean) => {
       while (!stop) {
-        const res = await createUser(on).catch(() => undefined);
-        if (res?.status === 200) acknowledged.push(res.body.id);
+        const res = await createUser(on).catch((error: unknown) => (survivor ? String(error) : undefined));
+        if (survivor) survivorAnswers.push(typeof res === 'string' ? res : res!.status);
+        if (typeof res === 'object' && res.status === 200) acknowledged.push(res.body.id);
       }
     };
-    const loads = [load(a), load(b)];
+    const loads = [load(a, false), load(b, true)];
     await Bun.sleep(700);
     await a.stop('SIGKILL');
     const countAfterKill = acknowledged.length;
+    const survivorBeforeKill = survivorAnswers.length;
     await Bun.sleep(700);
     stop = true;
     await Promise.all(loads);
+    expect(survivorAnswers.filter((answer) => typeof answer !== 'number' || answer < 200 || answer > 299)).toEqual([]);
+    expect(survivorAnswers.length).toBeGreaterThan(survivorBeforeKill);
     expect(acknowledged.length).toBeGreaterThan(countAfterKill);
     for (const id of acknowledged) expect((await b.request('GET', `/users/${id}`)).status).toBe(200);
     await b.stop();

@@ -21,8 +21,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function setup(receiver: Receiver | { url: string }, secret: string, timings = FAST) {
-  const h = createHarness({ clock: Date.now, hasher: new FastHasher(), webhook: { url: receiver.url, key: parseWebhookSecret(secret)!, timings } });
+/** `fakeClock`: the harness's own clock, which only moves with h.advance(), instead of Date.now. */
+function setup(receiver: Receiver | { url: string }, secret: string, timings = FAST, { fakeClock = false } = {}) {
+  // The fake clock starts at the real time: receivers refuse timestamps more than 5 minutes off.
+  const h = createHarness({ clock: fakeClock ? undefined : Date.now, startMs: Date.now(), hasher: new FastHasher(), webhook: { url: receiver.url, key: parseWebhookSecret(secret)!, timings } });
   // Every instance sends (two on the postgres-2 set-up, each claiming its own rows).
   cleanups.push(() => Promise.all(h.instances.map((instance) => instance.sender?.stop())));
   const outbox = async () => (await rowsOf(h, 'webhookDeliveries')).map((row) => ({ event_id: row.eventId, state: row.state, attempts: row.attempts }));
@@ -102,18 +104,32 @@ describe('delivery', () => {
     expect(back.deliveries.every((d) => d.verified.ok && d.id === `evt_${JSON.parse(d.body).id}`)).toBe(true);
   });
 
-  test('500 then 200: retried with backoff until acknowledged', async () => {
+  test('500 then 200: retried with backoff until acknowledged, the second wait twice the first (± 20 %)', async () => {
     const secret = newWebhookSecret();
     const r = receiver(secret, { behaviour: (attempt) => new Response('no', { status: attempt < 2 ? 500 : 200 }) });
-    const { h, outbox } = setup(r, secret);
+    // On the harness's clock, which stands still: each wait is read from the row, not from the wall clock.
+    const { h, outbox } = setup(r, secret, FAST, { fakeClock: true });
     await h.createUser();
+    /** The wait the sender scheduled after its `attempts`-th failure (once it has written that back). */
+    const scheduledWait = async (attempts: number) => {
+      let row: Record<string, any> | undefined;
+      await waitUntil(async () => {
+        [row] = await rowsOf(h, 'webhookDeliveries');
+        return row?.attempts === attempts && row.leaseUntilMs === 0;
+      }, 5000, `failed attempt ${attempts} written back`);
+      return Number(row!.nextAttemptAtMs) - h.now();
+    };
+    const first = await scheduledWait(1);
+    expect(r.deliveries).toHaveLength(1); // not retried while the clock stands still
+    h.advance(first);
+    const second = await scheduledWait(2);
+    h.advance(second);
     await waitUntil(async () => (await outbox()).length === 0, 5000, 'delivery');
     expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1', 'evt_1']);
     expect(r.deliveries.every((d) => d.verified.ok)).toBe(true);
-    // Exponential: the second wait is longer than the first (base 40 ms ± 20 %, then 80 ms ± 20 %).
-    const [a, b, c] = r.deliveries.map((d) => d.at);
-    expect(b! - a!).toBeGreaterThanOrEqual(30);
-    expect(c! - b!).toBeGreaterThan(60);
+    // Exponential: base 40 ms ± 20 %, then 80 ms ± 20 % (ranges that cannot overlap), so the second wait is the longer.
+    expect({ first: first >= 32 && first <= 48, second: second >= 64 && second <= 96 }).toEqual({ first: true, second: true });
+    expect(second).toBeGreaterThan(first);
     const samples = parseSamples((await h.callEach('GET', '/metrics')).join('\n'));
     expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'retry' })).toBe(2);
     expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'delivered' })).toBe(1);
@@ -121,13 +137,16 @@ describe('delivery', () => {
 
   test('a receiver slower than the attempt timeout is retried; one within it is not duplicated', async () => {
     const secret = newWebhookSecret();
+    // The first attempt is never answered, so only the timeout ends it; the second is answered after
+    // 50 ms, far inside a 1.5 s timeout, so a busy machine cannot turn it into a timeout too.
     const r = receiver(secret, {
       behaviour: async (attempt) => {
-        await Bun.sleep(attempt === 0 ? 1000 : 200);
+        if (attempt === 0) return new Promise<Response>(() => {});
+        await Bun.sleep(50);
         return new Response(null, { status: 200 });
       },
     });
-    const { h, outbox } = setup(r, secret);
+    const { h, outbox } = setup(r, secret, { ...FAST, attemptTimeoutMs: 1_500 });
     await h.createUser();
     await waitUntil(async () => (await outbox()).length === 0, 5000, 'delivery');
     expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1']);
