@@ -59,6 +59,7 @@ describe('POST /users with password_hash: body rules and order of checks', () =>
     ['not a hash at all', 'free text'],
     ['$2b$04$tooShort', 'truncated bcrypt'],
     ['$argon2id$v=19$m=1048576,t=2,p=1$8l6rdW7Nudf63/ufc865tw$EpSF/WQ3FbCGCTs+mFAdmg', 'argon2 asking for 1 GiB'],
+    ['$argon2id$v=19$m=16,t=49152,p=2$8l6rdW7Nudf63/ufc865tw$EpSF/WQ3FbCGCTs+mFAdmg', 'argon2 with 2 lanes and 49,152 passes (9 s a check)'],
     ['$2x$04$f6.WT/QSKTApLr87p2C7Te7XLydE9SGdjcmXQEZCrxkQK0dTPGmI2', 'bcrypt $2x$'],
   ])('%j (%s) → UNSUPPORTED_PASSWORD_HASH', async (hash) => {
     const h = createHarness();

@@ -181,3 +181,30 @@ export const KRATOS_EXAMPLES: (HashVector & { password: string })[] = [
   { scheme: 'kratos-digest', label: 'Kratos md5 {PASSWORD}{SALT}$?', password: 'ory', hash: '$md5$pf=e1BBU1NXT1JEfXtTQUxUfSQ/$MTIzNDU2Nzg5$8PhwWanVRnpJAFK4NUjR0w==' },
   { scheme: 'ldap-digest', label: 'Kratos {SSHA256}', password: 'test123', hash: '{SSHA256}czO44OTV17PcF1cRxWrLZLy9xHd7CWyVYplr1rOhuMlx/7IK' },
 ];
+
+/**
+ * The largest hashes of each kind that import accepts, made with the same Debian packages (Python's
+ * passlib, Django) by this script, run once:
+ *
+ * ```python
+ * argon2 = lambda m, t, p: ph.argon2.using(type='ID', memory_cost=m, time_cost=t, parallelism=p).hash(PW)
+ * { 'bcrypt_14': ph.bcrypt.using(ident='2b', rounds=14).hash(PW),
+ *   'argon2_64m_t12_p1': argon2(65536, 12, 1), 'argon2_128m_t6_p1': argon2(131072, 6, 1),
+ *   'argon2_16m_t40_p16': argon2(16384, 40, 16), 'argon2_16k_t1966_p2': argon2(16, 1966, 2),
+ *   'scrypt_16_8_4': ph.scrypt.using(rounds=16, block_size=8, parallelism=4).hash(PW),
+ *   'django_pbkdf2_2m': dj.PBKDF2PasswordHasher().encode(PW, 'Zx9kQ2mP7rT4', iterations=2000000),
+ *   'phpass_19': ph.phpass.using(rounds=19).hash(PW),
+ *   'sha512_crypt_656000': ph.sha512_crypt.using(rounds=656000).hash(PW) }
+ * ```
+ */
+export const LARGEST_ACCEPTED = {
+  bcrypt_14: '$2b$14$UC/dj5FW3W3WYPFJiCe4.ees53b5bViZFAF6PXtAYgSLizBA0RVd.',
+  argon2_64m_t12_p1: '$argon2id$v=19$m=65536,t=12,p=1$0fr/nzMGoJRyzpkzJiQEgA$7HmP96O+31Uyooklxx8+gQ',
+  argon2_128m_t6_p1: '$argon2id$v=19$m=131072,t=6,p=1$1XrPOacU4pwzZmzNec/ZOw$IMZXRL/Koq9ZqbJotOhd2g',
+  argon2_16m_t40_p16: '$argon2id$v=19$m=16384,t=40,p=16$vjdGqJVSam2N8R6DkLIWIg$uOs08C66wrjRPKAwO7T0gw',
+  argon2_16k_t1966_p2: '$argon2id$v=19$m=16,t=1966,p=2$RYjxPkdozRljDOHcu9eaUw$fKF+R5I0ykTLwCsVie92KA',
+  scrypt_16_8_4: '$scrypt$ln=16,r=8,p=4$GYNw7p0TImQMQWjNmdP6fw$RwT54pUcRO38MLppbEorSZzGiR/Hy/zXPGe2dMa3cew',
+  django_pbkdf2_2m: 'pbkdf2_sha256$2000000$Zx9kQ2mP7rT4$fzWtHwcypsLRWtciMi2coJ+rdDTBqH+tPYfYFCS59xs=',
+  phpass_19: '$P$HpDXfZDzYeWzrq666CVSYZ5gP0CyK.0',
+  sha512_crypt_656000: '$6$rounds=656000$PGgYEXScKLKozfd2$T75RsXnUY.EFAGl1JH6aMPRN.xUY5.0.72U5F5PzizN3fnpAllxVBfLNe4QAQBXQmXYGihrC9.kWMRfUKVI0u0',
+} as const;

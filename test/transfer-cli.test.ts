@@ -127,6 +127,14 @@ describe('import checks every line before writing any', () => {
     expect(users(dir).map((u: any) => u.email).sort()).toEqual(['fine@example.com', 'first@example.com', 'taken@example.com']);
   });
 
+  test('an argon2 hash that costs more than about a second to check is refused (UNSUPPORTED_PASSWORD_HASH)', async () => {
+    const dir = tempDir();
+    const slow = '$argon2id$v=19$m=16,t=49152,p=2$8l6rdW7Nudf63/ufc865tw$EpSF/WQ3FbCGCTs+mFAdmg'; // 9 s a check
+    const result = await gatehouse(['import', '-', '--dir', dir], { stdin: ndjson({ email: 'slow@example.com', password_hash: slow }) });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr.split('\n')[0]).toBe('line 1: password_hash: UNSUPPORTED_PASSWORD_HASH, in no accepted format');
+  });
+
   test('lines that are not UTF-8 or too long are named; CRLF line ends are fine', async () => {
     const dir = tempDir();
     const file = join(dir, 'odd.ndjson');

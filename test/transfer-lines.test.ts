@@ -47,6 +47,7 @@ describe('import lines', () => {
     ['password_hash null', { password_hash: null }, 'line 3: password_hash: required'],
     ['password_hash a number', { password_hash: 5 }, 'line 3: password_hash: must be a string'],
     ['an unknown hash format', { password_hash: 'plaintext!' }, 'line 3: password_hash: UNSUPPORTED_PASSWORD_HASH, in no accepted format'],
+    ['an argon2 hash that takes 9 s to check', { password_hash: '$argon2id$v=19$m=16,t=49152,p=2$8l6rdW7Nudf63/ufc865tw$EpSF/WQ3FbCGCTs+mFAdmg' }, 'line 3: password_hash: UNSUPPORTED_PASSWORD_HASH, in no accepted format'],
     ['an unknown recovery code hash format', { password_hash: HASH, recovery_code_hash: 'ABCD' }, 'line 3: recovery_code_hash: UNSUPPORTED_PASSWORD_HASH, in no accepted format'],
     ['an id with a slash', { password_hash: HASH, id: 'a/b' }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],
     ['an empty id', { password_hash: HASH, id: '' }, 'line 3: id: must be 1 to 64 letters, digits or ._~:@|+- starting with a letter or digit'],

@@ -1,4 +1,4 @@
-import { LIMITS } from './limits';
+import { argon2Work, LIMITS } from './limits';
 import { decodeBase64, parseBoundedInt, parseParams } from './encoding';
 
 export interface Argon2Hash {
@@ -41,9 +41,9 @@ export function parseArgon2(text: string): Argon2Hash | undefined {
   const parallelism = parseBoundedInt(values[2]!, 1, LIMITS.argon2MaxParallelism);
   if (parallelism === undefined) return undefined;
   const memoryKiB = parseBoundedInt(values[0]!, 8 * parallelism, LIMITS.argon2MaxMemoryKiB);
-  const iterations = parseBoundedInt(values[1]!, 1, LIMITS.argon2MaxWork);
+  const iterations = parseBoundedInt(values[1]!, 1, LIMITS.argon2MaxIterations);
   if (memoryKiB === undefined || iterations === undefined) return undefined;
-  if (memoryKiB * iterations > LIMITS.argon2MaxWork) return undefined;
+  if (argon2Work(memoryKiB, iterations, parallelism) > LIMITS.argon2MaxWork) return undefined;
   const salt = decodeBase64(saltText, 'none');
   const hash = decodeBase64(hashText, 'none');
   if (!salt || !hash || salt.length < 8 || salt.length > 64 || hash.length < 16 || hash.length > 64) return undefined;
