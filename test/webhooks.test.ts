@@ -153,6 +153,37 @@ describe('delivery', () => {
     expect(h.logs.some((line) => line.message === 'webhook deliveries will be retried' && line.reason === 'timeout')).toBe(true);
   });
 
+  test('an answer past 64 KiB is not read further: the connection is dropped and the status counts', async () => {
+    const secret = newWebhookSecret();
+    let sent = 0;
+    let cancelled = false;
+    const chunk = new Uint8Array(16 * 1024).fill(97);
+    // An endless 200 answer; only the sender hanging up ends it (cancel), never the attempt timeout here.
+    const endless = () =>
+      new Response(
+        new ReadableStream({
+          pull(controller) {
+            sent += chunk.length;
+            controller.enqueue(chunk);
+          },
+          cancel() {
+            cancelled = true;
+          },
+        }),
+        { status: 200 },
+      );
+    const r = receiver(secret, { behaviour: endless });
+    const { h, outbox } = setup(r, secret, { ...FAST, attemptTimeoutMs: 30_000 });
+    await h.createUser();
+    await waitUntil(async () => (await outbox()).length === 0, 5000, 'the delivery to be settled without reading the whole answer');
+    await waitUntil(() => cancelled, 5000, 'the receiver to see the connection dropped');
+    expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1']);
+    // What the kernel's socket buffers took before the sender hung up, nowhere near the 30 s the stream could run.
+    expect(sent).toBeLessThan(16 * 1024 * 1024);
+    const samples = parseSamples((await h.callEach('GET', '/metrics')).join('\n'));
+    expect(sumOf(samples, 'gatehouse_webhook_delivery_attempts_total', { outcome: 'delivered' })).toBe(1);
+  });
+
   test('after the retry window a delivery is marked failed, counted and logged', async () => {
     const secret = newWebhookSecret();
     const r = receiver(secret, { behaviour: () => new Response(null, { status: 503 }) });

@@ -15,6 +15,30 @@ import {
 } from './model';
 import type { ClaimedDelivery, WebhookStore } from './store';
 
+/** The most of a receiver's answer that is read; its status is what counts. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Reads the answer to its end (under the attempt's timeout), so the connection can carry the next
+ * attempt; past MAX_ANSWER_BYTES it stops and drops the connection, so a receiver cannot make the
+ * sender read (or hold) an endless answer.
+ */
+async function readAnswer(response: Response, controller: AbortController): Promise<void> {
+  if (!response.body) return;
+  const reader = response.body.getReader();
+  let read = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+    if (read > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      controller.abort();
+      return;
+    }
+  }
+}
+
 export interface WebhookSenderDeps {
   store: WebhookStore;
   target: WebhookTarget;
@@ -83,8 +107,7 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
           'webhook-signature': signWebhook(deps.target.key, id, timestamp, body),
         },
       });
-      // Read to the end (under the same timeout), so the connection can carry the next attempt.
-      await response.arrayBuffer();
+      await readAnswer(response, controller);
       if (response.status < 200 || response.status > 299) failure = `HTTP ${response.status}`;
     } catch {
       // Messages of network errors repeat the URL, which may carry a token of the receiver's.
