@@ -216,7 +216,7 @@ describe('malformed bodies → 400 INVALID_DATA', () => {
     });
     expect(res.status).toBe(200);
     expect(res.json.id).not.toBe('chosen-id');
-    expect(Object.keys(res.json).sort()).toEqual(['created_at', 'email', 'email_verified', 'id', 'passkey_count', 'recovery_code', 'registered_totp']);
+    expect(Object.keys(res.json).sort()).toEqual(['created_at', 'disabled', 'disabled_until', 'email', 'email_verified', 'id', 'passkey_count', 'recovery_code', 'registered_totp']);
     const verify = await h.call('POST', `/users/${res.json.id}/verify-password`, { body: { password: STRONG_PASSWORD, extra: 'x' } });
     expect(verify.status).toBe(204);
   });

@@ -66,3 +66,28 @@ describe('connection settings', () => {
     expect(() => db.$client.run("insert into totp_credentials (user_id, created_at, key, last_used_step) values ('ghost', 1, 'k', 0)")).toThrow(/FOREIGN KEY/);
   });
 });
+
+describe('upgrading a database in place', () => {
+  test('0005_user_disabled: users of the previous schema keep their data and read as enabled', async () => {
+    const dir = tempDir();
+    // The previous schema: every migration before this one, applied as openDatabase would have applied it.
+    const before = journal.entries.findIndex((entry) => entry.tag === '0005_user_disabled');
+    expect(before).toBeGreaterThan(0);
+    const { Database } = await import('bun:sqlite');
+    const { drizzle } = await import('drizzle-orm/bun-sqlite');
+    const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
+    const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+    oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+    expect(old.query("select name from pragma_table_info('users') where name like 'disabled%'").all()).toEqual([]);
+    old.run("insert into users (id, created_at, email, email_verified, password_hash, recovery_code_hash) values ('old1', 10, 'a@example.com', 1, 'h1', 'r1'), ('old2', 20, null, 0, 'h2', 'r2')");
+    old.close();
+
+    const db = openDatabase(dir);
+    expect(db.select().from(users).orderBy(users.id).all()).toEqual([
+      { id: 'old1', createdAt: 10, email: 'a@example.com', emailVerified: true, passwordHash: 'h1', recoveryCodeHash: 'r1', disabled: false, disabledUntil: null },
+      { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null },
+    ]);
+    expect((db.$client.query("select value from counters where name = 'users'").get() as { value: number }).value).toBe(2);
+    db.$client.close();
+  });
+});

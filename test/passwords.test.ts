@@ -18,7 +18,7 @@ describe('POST /authenticate/password', () => {
     const user = await h.createUser({ email: 'auth@example.com' });
     const res = await authenticate(h, { email: 'auth@example.com', password: STRONG_PASSWORD });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ id: user.id, created_at: user.created_at, email: 'auth@example.com', email_verified: false, registered_totp: false, passkey_count: 0 });
+    expect(res.json).toEqual({ id: user.id, created_at: user.created_at, email: 'auth@example.com', email_verified: false, registered_totp: false, passkey_count: 0, disabled: false, disabled_until: null });
   });
 
   test('the email is matched case-insensitively', async () => {

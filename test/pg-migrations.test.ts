@@ -115,3 +115,35 @@ describe.skipIf(pg.skip)('applying them', () => {
     await db.$client.close();
   });
 });
+
+describe.skipIf(pg.skip)('upgrading a database in place', () => {
+  test('0005_user_disabled: users of the previous schema keep their data and read as enabled', async () => {
+    const { url } = await pg.server().createDatabase();
+    const before = journal.entries.findIndex((entry) => entry.tag === '0005_user_disabled');
+    expect(before).toBeGreaterThan(0);
+    // The previous schema, applied the way migratePostgres applies it.
+    const { drizzle } = await import('drizzle-orm/bun-sql');
+    const client = new SQL({ url, max: 1 });
+    const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
+    await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+    expect(await client`SELECT column_name FROM information_schema.columns WHERE table_name = 'users' AND column_name LIKE 'disabled%'`).toHaveLength(0);
+    await client`INSERT INTO users (id, created_at, email, email_verified, password_hash, recovery_code_hash)
+      VALUES ('old1', 10, 'a@example.com', true, 'h1', 'r1'), ('old2', 20, null, false, 'h2', 'r2')`;
+    await client.close();
+
+    const db = await openPostgres(url);
+    expect(await db.select().from(pgSchema.users).orderBy(pgSchema.users.id)).toEqual([
+      { id: 'old1', createdAt: 10, email: 'a@example.com', emailVerified: true, passwordHash: 'h1', recoveryCodeHash: 'r1', disabled: false, disabledUntil: null },
+      { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null },
+    ]);
+    expect(await appliedMigrations(url)).toBe(journal.entries.length);
+    await db.$client.close();
+  });
+});
+
+async function appliedMigrations(url: string): Promise<number> {
+  const client = new SQL({ url, max: 1 });
+  const [row] = await client`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;
+  await client.close();
+  return row.n as number;
+}

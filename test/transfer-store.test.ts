@@ -54,7 +54,7 @@ async function openSqlite(): Promise<Opened> {
   return {
     store: sqliteTransferStore(db, FAST),
     rows: async (query) => other.$client.query(query).all() as Record<string, unknown>[],
-    insertOther: async (id, email) => void other.$client.query('INSERT INTO users VALUES (?, 1, ?, 0, ?, ?)').run(id, email, GENERATED_HASH, GENERATED_HASH),
+    insertOther: async (id, email) => void other.$client.query('INSERT INTO users (id, created_at, email, email_verified, password_hash, recovery_code_hash) VALUES (?, 1, ?, 0, ?, ?)').run(id, email, GENERATED_HASH, GENERATED_HASH),
     insertPasskey: async (userId, id, credentialId) =>
       void other.$client.query(`INSERT INTO passkeys (${PASSKEY_COLUMNS}) VALUES (?, ?, ?, ?, 0, '', 0, 'Theirs', 1, NULL)`).run(id, userId, credentialId, COSE),
     close: async () => {
@@ -219,7 +219,7 @@ describe('on SQLite, the connection after an import', () => {
     const db = openDatabase(dir);
     const other = openDatabase(dir);
     const staging = await stage(sqliteTransferStore(db, FAST));
-    if (outcome === 'conflict') other.$client.query("INSERT INTO users VALUES ('user-4000', 1, NULL, 0, 'h', 'r')").run();
+    if (outcome === 'conflict') other.$client.query("INSERT INTO users (id, created_at, email, email_verified, password_hash, recovery_code_hash) VALUES ('user-4000', 1, NULL, 0, 'h', 'r')").run();
     const result = await staging.commit(commitOptions('fail'));
     expect(result.written).toBe(outcome === 'conflict' ? 0 : LINES);
     await staging.close();

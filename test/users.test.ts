@@ -5,7 +5,7 @@ import { insertRows, rowOf as storedRow, rowsOf, updateRows, type TableName } fr
 
 const ID = /^[abcdefghijkmnpqrstuvwxyz23456789]{24}$/;
 const RECOVERY_CODE = /^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{16}$/;
-const USER_FIELDS = ['created_at', 'email', 'email_verified', 'id', 'passkey_count', 'registered_totp'];
+const USER_FIELDS = ['created_at', 'disabled', 'disabled_until', 'email', 'email_verified', 'id', 'passkey_count', 'registered_totp'];
 
 /** Inserts users straight into the database (no argon2), for tests that need many rows. */
 async function insertUsers(h: Harness, rows: { createdAt: number; email?: string | null }[]): Promise<string[]> {
@@ -204,6 +204,8 @@ describe('GET /users/{id}', () => {
       email_verified: false,
       registered_totp: false,
       passkey_count: 0,
+      disabled: false,
+      disabled_until: null,
     });
   });
 

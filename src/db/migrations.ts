@@ -5,6 +5,7 @@ import userCountTriggers from '../../drizzle/0001_user_count_triggers.sql' with 
 import emailVerificationExpiresIndex from '../../drizzle/0002_email_verification_expires_index.sql' with { type: 'text' };
 import passkeys from '../../drizzle/0003_passkeys.sql' with { type: 'text' };
 import eventsAndWebhookOutbox from '../../drizzle/0004_events_and_webhook_outbox.sql' with { type: 'text' };
+import userDisabled from '../../drizzle/0005_user_disabled.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -16,6 +17,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0002_email_verification_expires_index': emailVerificationExpiresIndex,
   '0003_passkeys': passkeys,
   '0004_events_and_webhook_outbox': eventsAndWebhookOutbox,
+  '0005_user_disabled': userDisabled,
 };
 
 export interface MigrationMeta {

@@ -5,6 +5,7 @@ import userCountTriggers from '../../drizzle/pg/0001_user_count_triggers.sql' wi
 import passkeys from '../../drizzle/pg/0002_passkeys.sql' with { type: 'text' };
 import eventsAndWebhookOutbox from '../../drizzle/pg/0003_events_and_webhook_outbox.sql' with { type: 'text' };
 import userCountByCaller from '../../drizzle/pg/0004_user_count_by_caller.sql' with { type: 'text' };
+import userDisabled from '../../drizzle/pg/0005_user_disabled.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -16,6 +17,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0002_passkeys': passkeys,
   '0003_events_and_webhook_outbox': eventsAndWebhookOutbox,
   '0004_user_count_by_caller': userCountByCaller,
+  '0005_user_disabled': userDisabled,
 };
 
 export interface PgMigrationMeta {

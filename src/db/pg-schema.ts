@@ -13,6 +13,9 @@ export const users = pgTable(
     emailVerified: boolean('email_verified').notNull().default(false),
     passwordHash: text('password_hash').notNull(),
     recoveryCodeHash: text('recovery_code_hash').notNull(),
+    // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
+    disabled: boolean('disabled').notNull().default(false),
+    disabledUntil: unixSeconds('disabled_until'),
   },
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),

@@ -9,6 +9,9 @@ export const users = sqliteTable(
     emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
     passwordHash: text('password_hash').notNull(),
     recoveryCodeHash: text('recovery_code_hash').notNull(),
+    // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
+    disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
+    disabledUntil: integer('disabled_until'),
   },
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),

@@ -189,7 +189,7 @@ export function createPasskeysService({ store, users, limits, clock, log, events
         const checked = await checkAssertion(challenge, input.response, challenge.userId);
         if (!checked.ok) return failed(challenge, checked.reason, countFailure, input.clientIp);
         await recordUse(challenge.id, checked.value, countFailure, input.clientIp);
-        const view = await users.findView(checked.value.passkey.userId);
+        const view = await users.findView(checked.value.passkey.userId, nowSeconds(clock));
         if (view === undefined) throw new AppError('PASSKEY_VERIFICATION_FAILED');
         return view;
       });

@@ -97,7 +97,7 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
           throw new AppError('NOT_FOUND');
         }
         await checkPassword(user, input.password, input.clientIp);
-        const view = await users.findView(user.id);
+        const view = await users.findView(user.id, nowSeconds(clock));
         if (view === undefined) throw new AppError('NOT_FOUND');
         return view;
       }),

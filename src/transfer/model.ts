@@ -10,7 +10,7 @@ import { isCredentialId, isKnownTransport, isSupportedPublicKey, MAX_PASSKEYS_PE
 export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;
 
 /** One user as `gatehouse export` writes it and `gatehouse import` reads it (API.md §11), as stored. */
-export interface TransferUser extends UserRecord {
+export interface TransferUser extends Omit<UserRecord, 'disabled' | 'disabledUntil'> {
   totpKey: string | null;
   totpLastStep: number | null;
   /** Oldest first, ties by id. */

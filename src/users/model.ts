@@ -11,6 +11,10 @@ export const User = t.Object({
   registered_totp: t.Boolean(),
   // Plain integer, not Elysia's string-or-number t.Integer (see unixSeconds).
   passkey_count: Type.Integer({ minimum: 0, description: 'How many passkeys the user has registered', examples: [1] }),
+  disabled: t.Boolean({ description: 'A disabled user cannot log in or change its credentials (USER_DISABLED)' }),
+  disabled_until: t.Union([unixSeconds(), t.Null()], {
+    description: 'When a disabled user becomes enabled again by itself; null while enabled or when disabled until enabled',
+  }),
 });
 export type UserView = typeof User.static;
 
@@ -22,15 +26,36 @@ export interface UserViewColumns {
   emailVerified: boolean;
   registeredTotp: boolean | number;
   passkeyCount: number;
+  disabled: boolean;
+  disabledUntil: number | null;
 }
 
-export const toUserView = (row: UserViewColumns): UserView => ({
+/** The stored state of API.md §14: `disabledUntil` null means until enabled. */
+export interface DisabledState {
+  disabled: boolean;
+  disabledUntil: number | null;
+}
+
+/**
+ * Whether the user is disabled at `now` (Unix seconds). A `disabledUntil` that has passed reads as
+ * enabled with no write (API.md §14): every check of the state goes through here.
+ */
+export const isDisabled = (user: DisabledState, now: number): boolean =>
+  user.disabled && (user.disabledUntil === null || user.disabledUntil > now);
+
+/** The state as answers show it: `disabled_until` null unless disabled. */
+export const effectiveDisabledState = (user: DisabledState, now: number): DisabledState =>
+  isDisabled(user, now) ? { disabled: true, disabledUntil: user.disabledUntil } : { disabled: false, disabledUntil: null };
+
+export const toUserView = (row: UserViewColumns, now: number): UserView => ({
   id: row.id,
   created_at: row.createdAt,
   email: row.email,
   email_verified: row.emailVerified,
   registered_totp: Boolean(row.registeredTotp),
   passkey_count: row.passkeyCount,
+  disabled: isDisabled(row, now),
+  disabled_until: isDisabled(row, now) ? row.disabledUntil : null,
 });
 
 export const CreatedUser = t.Composite([

@@ -28,9 +28,9 @@ function credentialOf(input: { password: string | undefined; passwordHash: strin
 
 export function createUsersService({ store, hasher, breach, limits, clock }: UsersDeps) {
   return {
-    view: (id: string) => store.findView(id),
+    view: (id: string) => store.findView(id, nowSeconds(clock)),
     find: (id: string) => store.find(id),
-    list: (options: ListOptions) => store.list(options),
+    list: (options: ListOptions) => store.list(options, nowSeconds(clock)),
     /** Requests, TOTP credential and everything else of the user go with it. */
     async delete(id: string): Promise<void> {
       // A user deleted by a parallel request meanwhile: that request wrote the event.
@@ -64,6 +64,8 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
         emailVerified: false,
         passwordHash,
         recoveryCodeHash: recoveryCode.hash,
+        disabled: false,
+        disabledUntil: null,
       };
       if (!(await store.insert(user, [draft('user.created', user.createdAt, user.id, input.clientIp)]))) throw new AppError('EMAIL_ALREADY_USED');
       return {
@@ -73,6 +75,8 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
         email_verified: false,
         registered_totp: false,
         passkey_count: 0,
+        disabled: false,
+        disabled_until: null,
         recovery_code: recoveryCode.code,
       };
     },

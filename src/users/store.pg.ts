@@ -9,7 +9,16 @@ import type { UserStore } from './store';
 const registeredTotp = sql<boolean>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 // Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
 const passkeyCount = sql<number>`(select count(*)::int from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
-const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp, passkeyCount };
+const viewColumns = {
+  id: users.id,
+  createdAt: users.createdAt,
+  email: users.email,
+  emailVerified: users.emailVerified,
+  registeredTotp,
+  passkeyCount,
+  disabled: users.disabled,
+  disabledUntil: users.disabledUntil,
+};
 // strpos() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`strpos(${users.email}, ${sql.placeholder('query')}) > 0`;
 
@@ -42,9 +51,9 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
   };
 
   return {
-    async findView(id) {
+    async findView(id, now) {
       const [row] = await viewById.execute({ id });
-      return row && toUserView(row);
+      return row && toUserView(row, now);
     },
     find: async (id) => (await rowById.execute({ id }))[0],
     findByEmail: async (email) => (await rowByEmail.execute({ email }))[0],
@@ -66,13 +75,13 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;
       }),
-    async list(options) {
+    async list(options, now) {
       const [rows, counted] = await Promise.all([
         page(options).execute({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage }),
         options.emailQuery === null ? total.execute() : matching.execute({ query: options.emailQuery }),
       ]);
       const first = counted[0] as { value?: number; n?: number } | undefined;
-      return { items: rows.map(toUserView), total: first?.value ?? first?.n ?? 0 };
+      return { items: rows.map((row) => toUserView(row, now)), total: first?.value ?? first?.n ?? 0 };
     },
   };
 }

@@ -14,11 +14,15 @@ export interface UserRecord {
   emailVerified: boolean;
   passwordHash: string;
   recoveryCodeHash: string;
+  /** API.md §14; read it through isDisabled (users/model.ts), since a passed `disabledUntil` means enabled. */
+  disabled: boolean;
+  disabledUntil: number | null;
 }
 
 /** Each method is one atomic unit (API.md §1, Atomicity). */
 export interface UserStore {
-  findView(id: string): Promise<UserView | undefined>;
+  /** `now` decides whether a `disabled_until` has passed. */
+  findView(id: string, now: number): Promise<UserView | undefined>;
   find(id: string): Promise<UserRecord | undefined>;
   /** `email` already normalised. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
@@ -27,13 +31,22 @@ export interface UserStore {
   /** Requests, TOTP credential and everything else of the user go with it. False when there was none. */
   delete(id: string, events: EventDraft[]): Promise<boolean>;
   /** One page and the size of the (filtered) set. */
-  list(options: ListOptions): Promise<{ items: UserView[]; total: number }>;
+  list(options: ListOptions, now: number): Promise<{ items: UserView[]; total: number }>;
 }
 
 const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 // Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
 const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
-const viewColumns = { id: users.id, createdAt: users.createdAt, email: users.email, emailVerified: users.emailVerified, registeredTotp, passkeyCount };
+const viewColumns = {
+  id: users.id,
+  createdAt: users.createdAt,
+  email: users.email,
+  emailVerified: users.emailVerified,
+  registeredTotp,
+  passkeyCount,
+  disabled: users.disabled,
+  disabledUntil: users.disabledUntil,
+};
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
 
@@ -67,9 +80,9 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   };
 
   return {
-    async findView(id) {
+    async findView(id, now) {
       const row = viewById.get({ id });
-      return row && toUserView(row);
+      return row && toUserView(row, now);
     },
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),
@@ -92,10 +105,10 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
         return deleted !== undefined;
       });
     },
-    async list(options) {
+    async list(options, now) {
       const items = page(options)
         .all({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage })
-        .map(toUserView);
+        .map((row) => toUserView(row, now));
       const count = options.emailQuery === null ? total.get()?.value : matching.get({ query: options.emailQuery })?.n;
       return { items, total: count ?? 0 };
     },
