@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import { isSupportedPublicKey } from '../src/security/passkey-fields';
 import { createRateLimits } from '../src/security/rate-limit';
 import { seedPasskeys } from './fuzz/passkeys-seed';
 import type { CeremonyKnobs } from './support/soft-authenticator';
 import { expectError, type Harness } from './support/harness';
+import { rowsOf } from './support/rows';
 import {
   authenticationOptions,
   challengeExists,
@@ -59,6 +61,9 @@ describe('registration refused by verification (challenge used up)', () => {
     ['clientData of the other ceremony', { type: 'webauthn.get' }, 'preferred'],
     ['another challenge', { challenge: isoBase64URL.fromBuffer(new Uint8Array(32)) }, 'preferred'],
     ['backed up without being backup eligible', { backedUp: true, backupEligible: false }, 'preferred'],
+    // Import refuses such a key, so the user could be exported and never imported again.
+    ['a public key of 2,049 bytes', { publicKeyBytes: 2049 }, 'preferred'],
+    ['a public key of 20,000 bytes', { publicKeyBytes: 20_000 }, 'preferred'],
   ];
   for (const [name, knobs, userVerification] of cases) {
     test(name, async () => {
@@ -76,6 +81,16 @@ describe('registration refused by verification (challenge used up)', () => {
     const user = await h.createUser();
     await registered(h, user.id, softAuthenticator({ userVerified: false }));
     await registered(h, user.id, softAuthenticator({ origin: 'https://login.example.com' }));
+  });
+
+  test('control: a public key of exactly 2,048 bytes registers, signs in, and is one import accepts', async () => {
+    const user = await h.createUser();
+    const authenticator = softAuthenticator();
+    await registered(h, user.id, authenticator, { knobs: { publicKeyBytes: 2048 } });
+    expect((await login(h, authenticator)).status).toBe(200);
+    const [stored] = (await rowsOf(h, 'passkeys')).filter((row) => row.userId === user.id);
+    expect(Buffer.from(stored!.publicKey, 'base64url')).toHaveLength(2048);
+    expect(isSupportedPublicKey(stored!.publicKey)).toBe(true);
   });
 
   test('hostile response objects are PASSKEY_VERIFICATION_FAILED or INVALID_DATA, never a 500 or the library\'s message', async () => {

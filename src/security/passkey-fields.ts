@@ -13,6 +13,11 @@ import { decodePartialCBOR } from '@levischuck/tiny-cbor';
 export const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 /** WebAuthn Level 3 §7.1: a longer credential id must be refused. */
 export const MAX_CREDENTIAL_ID_BYTES = 1023;
+/**
+ * The largest stored COSE public key: an RS256 key of 8,192 bits takes about 1,040 bytes, EC2 and OKP
+ * keys under 100. Registration and import refuse longer ones alike, so every exported user imports.
+ */
+export const MAX_PUBLIC_KEY_BYTES = 2048;
 /** A user holds at most this many passkeys, registered through the API or imported. */
 export const MAX_PASSKEYS_PER_USER = 10;
 /** The values WebAuthn defines (with the older `cable`); the client's list is a hint and copied unchecked by the library. */
@@ -43,7 +48,7 @@ export function isCredentialId(text: string): boolean {
 /** A stored public key: canonical base64url of a COSE key (kty and alg) of an algorithm Gatehouse verifies. */
 export function isSupportedPublicKey(text: string): boolean {
   const bytes = base64urlBytes(text);
-  if (bytes === undefined || bytes.length > 2048) return false;
+  if (bytes === undefined || bytes.length > MAX_PUBLIC_KEY_BYTES) return false;
   try {
     const [key] = decodePartialCBOR(new Uint8Array(bytes), 0);
     return key instanceof Map && key.get(1) !== undefined && SUPPORTED_ALGORITHMS.includes(key.get(3) as number);

@@ -9,7 +9,7 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import { knownTransports, MAX_CREDENTIAL_ID_BYTES, SUPPORTED_ALGORITHMS } from './passkey-fields';
+import { isCredentialId, isSupportedPublicKey, knownTransports, MAX_CREDENTIAL_ID_BYTES, MAX_PUBLIC_KEY_BYTES, SUPPORTED_ALGORITHMS } from './passkey-fields';
 
 /**
  * The relying party's side of WebAuthn (API.md §13), every check done by @simplewebauthn/server:
@@ -111,12 +111,15 @@ export async function verifyRegistration(rp: RelyingParty, expected: Expected, r
     });
     if (!verified || info === undefined) return refused('not verified');
     const { credential } = info;
-    if (isoBase64URL.toBuffer(credential.id).length > MAX_CREDENTIAL_ID_BYTES) return refused('credential id longer than 1023 bytes');
+    // Import's own checks (passkey-fields.ts), so every user registered here can be exported and imported again.
+    if (!isCredentialId(credential.id)) return refused(`credential id longer than ${MAX_CREDENTIAL_ID_BYTES} bytes`);
+    const publicKey = isoBase64URL.fromBuffer(credential.publicKey);
+    if (!isSupportedPublicKey(publicKey)) return refused(`public key longer than ${MAX_PUBLIC_KEY_BYTES} bytes, or not a supported COSE key`);
     return {
       ok: true,
       value: {
         id: credential.id,
-        publicKey: isoBase64URL.fromBuffer(credential.publicKey),
+        publicKey,
         counter: credential.counter,
         transports: knownTransports(credential.transports),
         backedUp: info.credentialBackedUp,

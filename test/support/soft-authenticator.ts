@@ -51,6 +51,8 @@ export interface CeremonyKnobs {
   credentialId?: string;
   /** Authentication: the userHandle to send; null leaves it out. */
   userHandle?: string | null;
+  /** Registration: the COSE public key grows to exactly this many bytes, with a private label no verifier reads. */
+  publicKeyBytes?: number;
 }
 
 export interface SoftCredential {
@@ -89,16 +91,26 @@ function aaguidBytes(aaguid: string): Uint8Array {
   return new Uint8Array(Buffer.from(hex, 'hex'));
 }
 
-function coseKey(publicKey: KeyObject): Uint8Array {
+/** A label from the private range (RFC 9052 §16.2 reserves below -65536); parsers skip labels they do not know. */
+const PRIVATE_LABEL = -70_000;
+
+function coseKey(publicKey: KeyObject, totalBytes?: number): Uint8Array {
   const jwk = publicKey.export({ format: 'jwk' });
   // kty EC2, alg ES256, crv P-256, x, y (RFC 9053)
-  return isoCBOR.encode(new Map<number, number | Uint8Array>([
+  const entries = new Map<number, number | Uint8Array>([
     [1, 2],
     [3, ES256],
     [-1, 1],
     [-2, isoBase64URL.toBuffer(jwk.x!)],
     [-3, isoBase64URL.toBuffer(jwk.y!)],
-  ]));
+  ]);
+  if (totalBytes === undefined) return isoCBOR.encode(entries);
+  // The padding's own header (label and byte-string length) takes a few bytes: shrink until it fits.
+  for (let padding = totalBytes - isoCBOR.encode(entries).length; padding >= 0; padding--) {
+    const key = isoCBOR.encode(new Map([...entries, [PRIVATE_LABEL, new Uint8Array(padding)]]));
+    if (key.length === totalBytes) return key;
+  }
+  throw new Error(`no COSE key of exactly ${totalBytes} bytes`);
 }
 
 export class SoftAuthenticator {
@@ -148,7 +160,7 @@ export class SoftAuthenticator {
     }
     const idBytes = isoBase64URL.toBuffer(credential.id);
     const idLength = new Uint8Array([idBytes.length >> 8, idBytes.length & 0xff]);
-    const attested = concat(aaguidBytes(this.settings.aaguid), idLength, idBytes, coseKey(credential.publicKey));
+    const attested = concat(aaguidBytes(this.settings.aaguid), idLength, idBytes, coseKey(credential.publicKey, knobs.publicKeyBytes));
     const authData = this.authenticatorData(rpId, credential, knobs, attested);
     const attestationObject = isoCBOR.encode(new Map<string, string | Uint8Array | Map<string, string>>([
       ['fmt', 'none'],
