@@ -2,22 +2,10 @@
 // binary loads the server's modules lazily, after the entry point, so the entry point brings it.
 import 'reflect-metadata';
 import { parseServeConfig, UsageError } from './cli/config';
+import { asksForHelp, GENERAL_HELP, helpText, isHelpTopic } from './cli/help';
+import { stopWithLauncher } from './cli/launcher';
 import { generateSecret } from './security/random';
 import { VERSION } from './version';
-
-const USAGE = `gatehouse ${VERSION}: user accounts and credentials over REST
-
-  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S | --secret-file F]
-                  [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
-                  [--database-url postgres://... --redis-url redis://...]
-                  [--no-metrics] [--webhook-url URL --webhook-secret whsec_...] [--events-retention-days 90]
-                  [--webauthn-rp-id ID [--webauthn-rp-name NAME] [--webauthn-origin URL ...]]
-  gatehouse import FILE|- [--dir D | --database-url URL] [--on-conflict fail|skip]
-  gatehouse export [FILE|-] [--dir D | --database-url URL]
-  gatehouse backup FILE [--dir D]
-  gatehouse generate-secret
-  gatehouse --version
-`;
 
 /** Commands other than serve take no arguments. */
 function noArguments(command: string, rest: string[]): void {
@@ -40,12 +28,21 @@ async function startServing(args: string[]) {
 
 async function main(args: string[]): Promise<void> {
   const [command, ...rest] = args;
+  if (isHelpTopic(command) && asksForHelp(rest)) {
+    process.stdout.write(helpText(command));
+    return;
+  }
+  if (command === 'help' && isHelpTopic(rest[0]) && rest.length === 1) {
+    process.stdout.write(helpText(rest[0]));
+    return;
+  }
   if (command === 'import' || command === 'export' || command === 'backup') {
     // Loaded only here: the server's modules (Elysia, the API's schemas, metrics) would add about
-    // 40 MB to a command whose memory is bounded (README, Benchmarks).
+    // 40 MB to a command whose memory is bounded (docs/benchmarks.md).
     const { runTransferCommand } = await import('./cli/transfer');
     process.exit(await runTransferCommand(command, rest, process.env));
   }
+  if (command === 'help' && rest.length > 0) throw new UsageError(`no command '${rest[0]}' (see 'gatehouse --help')`);
   if (command !== undefined && command !== 'serve') noArguments(command, rest);
   switch (command) {
     case 'serve': {
@@ -58,6 +55,7 @@ async function main(args: string[]): Promise<void> {
       };
       process.on('SIGTERM', shutdown);
       process.on('SIGINT', shutdown);
+      stopWithLauncher(process.env, shutdown);
       return;
     }
     case 'generate-secret':
@@ -68,8 +66,9 @@ async function main(args: string[]): Promise<void> {
       console.log(VERSION);
       return;
     case '--help':
+    case '-h':
     case 'help':
-      process.stdout.write(USAGE);
+      process.stdout.write(GENERAL_HELP);
       return;
     default:
       throw new UsageError(command === undefined ? 'missing command (serve, import, export, backup, generate-secret, --version)' : `unknown command '${command}'`);

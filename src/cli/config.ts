@@ -25,7 +25,7 @@ export { UsageError };
 type Env = Record<string, string | undefined>;
 
 /** Every serve flag that takes a value, with its environment variable (API.md §8). */
-const VALUE_FLAGS = {
+export const VALUE_FLAGS = {
   port: 'GATEHOUSE_PORT',
   host: 'GATEHOUSE_HOST',
   dir: 'GATEHOUSE_DATA_DIR',

@@ -80,6 +80,7 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     await sender?.stop();
     shared.close();
     await storage.close();
+    log({ level: 'info', message: 'stopped: requests in flight answered, storage closed' });
   };
   return { server, stop, stores, sqlite: storage.sqlite, platform };
 }
