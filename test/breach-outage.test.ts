@@ -112,7 +112,8 @@ describe('breach API outage against the real process (2 s timeout)', () => {
 
     const deadline = 2_000 + MARGIN_MS;
     const scenarios: FakePwnedOptions[] = [
-      { delayMs: 3_000 },
+      // Longer than the deadline, so an answer within it shows the 2 s timeout cut the wait.
+      { delayMs: 6_000 },
       { status: 500 },
       { status: 429 },
       { status: 404 },

@@ -189,24 +189,20 @@ describe('absurd parameters are refused before any work is done', () => {
 
 test('a long JS hash loop leaves the event loop free', async () => {
   const parsed = parse(SLOW_PHPASS);
-  let last = performance.now();
-  let longestGap = 0;
+  // Timers that ran while the check was under way: a loop that never yields lets none run, a sliced one
+  // (about a millisecond a slice, 131,072 MD5 calls) lets one run between most slices. Counted, not
+  // timed, so a busy machine cannot fail it; how long the check takes is measured by `bun run bench`.
+  let ticks = 0;
   let ticking = true;
   const tick = () => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
+    ticks++;
     if (ticking) setTimeout(tick, 0);
   };
   setTimeout(tick, 0);
-  const started = performance.now();
   const verified = await verifyParsedHash(parsed, PASSWORD);
-  const elapsed = performance.now() - started;
   ticking = false;
-  longestGap = Math.max(longestGap, performance.now() - last); // a loop that never yielded shows here
   expect(verified).toBe(true);
-  expect(elapsed).toBeGreaterThan(40); // 131,072 MD5 calls: 55–100 ms here
-  expect(longestGap).toBeLessThan(25); // unsliced, the whole check is one gap
+  expect(ticks).toBeGreaterThanOrEqual(10);
 });
 
 describe('isCurrentArgon2id', () => {

@@ -1,4 +1,6 @@
 // What queries do when PostgreSQL goes away and comes back (API.md §10: 503 within 2 s, recovery without restart).
+// Upper bounds on time are the contract's 2 s, never tighter: a busy machine must not fail a test. What
+// shows that something did not wait is the error it ended with (57P01, 57014, a connection refused).
 import { SQL } from 'bun';
 import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { eq, sql } from 'drizzle-orm';
@@ -9,6 +11,8 @@ import { users } from '../src/db/pg-schema';
 import { postgresForThisFile } from './support/postgres';
 
 const pg = await postgresForThisFile('PostgreSQL outages');
+/** API.md §10: with PostgreSQL unreachable, requests answer 503 within 2 s. */
+const UNAVAILABLE_WITHIN_MS = 2_000;
 let url: string;
 let db: PgDb;
 
@@ -44,7 +48,7 @@ describe.skipIf(pg.skip)('PostgreSQL stopped', () => {
     await pg.server().stop('fast');
     for (let i = 0; i < 3; i++) {
       const { ms, error } = await timed(readUser());
-      expect(ms).toBeLessThan(200);
+      expect(ms).toBeLessThan(UNAVAILABLE_WITHIN_MS);
       expect(postgresError(error)?.code).toBe('ERR_POSTGRES_CONNECTION_REFUSED');
       expect(isDatabaseUnavailable(error)).toBe(true);
     }
@@ -65,8 +69,8 @@ describe.skipIf(pg.skip)('PostgreSQL stopped', () => {
     const running = timed(db.execute(sql`SELECT pg_sleep(0.8)`));
     await Bun.sleep(150);
     await pg.server().stop('fast');
-    const { ms, error } = await running;
-    expect(ms).toBeLessThan(700);
+    // Cut short, not run to the end of its sleep: only a query the stop ended fails with 57P01.
+    const { error } = await running;
     expect(postgresError(error)).toMatchObject({ code: 'ERR_POSTGRES_SERVER_ERROR', errno: '57P01' });
     expect(isDatabaseUnavailable(error)).toBe(true);
   });
@@ -90,7 +94,7 @@ describe.skipIf(pg.skip)('PostgreSQL slow or hung', () => {
   test('statement_timeout cancels a statement on the server with SQLSTATE 57014; the connection stays usable', async () => {
     const { ms, error } = await timed(db.execute(sql`SELECT pg_sleep(3)`));
     expect(ms).toBeGreaterThanOrEqual(950);
-    expect(ms).toBeLessThan(1500);
+    expect(ms).toBeLessThan(UNAVAILABLE_WITHIN_MS);
     expect(postgresError(error)?.errno).toBe('57014');
     expect(isDatabaseUnavailable(error)).toBe(true);
     expect(await readUser()).toHaveLength(1);
@@ -102,7 +106,7 @@ describe.skipIf(pg.skip)('PostgreSQL slow or hung', () => {
     const hung = readUser();
     const { ms, error } = await timed(withDeadline(hung, 700));
     expect(ms).toBeGreaterThanOrEqual(690);
-    expect(ms).toBeLessThan(1000);
+    expect(ms).toBeLessThan(UNAVAILABLE_WITHIN_MS);
     expect(error).toBeInstanceOf(DatabaseUnavailableError);
     expect(isDatabaseUnavailable(error)).toBe(true);
     // The abandoned query is still waiting: neither connectionTimeout nor statement_timeout ended it.
@@ -118,7 +122,7 @@ describe.skipIf(pg.skip)('PostgreSQL slow or hung', () => {
     const client = new SQL({ url, max: 1, connectionTimeout: 0.5 });
     pg.server().freeze();
     const { ms, error } = await timed(client`SELECT 1`);
-    expect(ms).toBeLessThan(900);
+    expect(ms).toBeLessThan(UNAVAILABLE_WITHIN_MS);
     expect(postgresError(error)?.code).toBe('ERR_POSTGRES_CONNECTION_TIMEOUT');
     expect(isDatabaseUnavailable(error)).toBe(true);
     pg.server().thaw();
@@ -146,7 +150,7 @@ describe.skipIf(pg.skip)('PostgreSQL slow or hung', () => {
     expect(await bounded.read()).toHaveLength(1);
     pg.server().freeze();
     const { ms, error } = await timed(bounded.read());
-    expect(ms).toBeLessThan(900);
+    expect(ms).toBeLessThan(UNAVAILABLE_WITHIN_MS);
     expect(error).toBeInstanceOf(DatabaseUnavailableError);
   });
 
@@ -157,9 +161,9 @@ describe.skipIf(pg.skip)('PostgreSQL slow or hung', () => {
     await reserved`SELECT * FROM users WHERE id = 'u1' FOR UPDATE`;
     // Like an instance frozen mid-transaction: the lock is held until the server ends the session.
     const { ms, value } = await timed(db.transaction((tx) => tx.select().from(users).where(eq(users.id, 'u1')).for('update')));
+    // Granted while this test still held the lock open: the server's timeout released it, not release() below.
     expect(value).toHaveLength(1);
     expect(ms).toBeGreaterThan(300);
-    expect(ms).toBeLessThan(1000);
     reserved.release();
     await stuck.close({ timeout: 0 });
   });

