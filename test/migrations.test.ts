@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/client';
 import { embeddedMigrations, migrationSqlByTag } from '../src/db/migrations';
-import { users } from '../src/db/schema';
+import { events, users } from '../src/db/schema';
 import { generateId } from '../src/security/random';
 import { REPO_ROOT, tempDirsOfThisFile } from './support/server-process';
 
@@ -88,6 +89,29 @@ describe('upgrading a database in place', () => {
       { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null },
     ]);
     expect((db.$client.query("select value from counters where name = 'users'").get() as { value: number }).value).toBe(2);
+    db.$client.close();
+  });
+
+  test('0006_event_webhook_id: events of the previous schema keep their ids and get a webhook-id each; a raw insert gets one too', async () => {
+    const dir = tempDir();
+    const before = journal.entries.findIndex((entry) => entry.tag === '0006_event_webhook_id');
+    expect(before).toBeGreaterThan(0);
+    const { Database } = await import('bun:sqlite');
+    const { drizzle } = await import('drizzle-orm/bun-sqlite');
+    const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
+    const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+    oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+    old.run("insert into events (time, type, user_id) values (10, 'user.created', 'u1'), (11, 'user.deleted', 'u1'), (12, 'user.created', 'u2')");
+    old.close();
+
+    const db = openDatabase(dir);
+    const rows = db.select().from(events).orderBy(events.id).all();
+    expect(rows.map((row) => [row.id, row.type])).toEqual([[1, 'user.created'], [2, 'user.deleted'], [3, 'user.created']]);
+    for (const row of rows) expect(row.webhookId).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(new Set(rows.map((row) => row.webhookId)).size).toBe(3);
+    db.$client.run("insert into events (time, type) values (13, 'address.blocked')");
+    const [raw] = db.select().from(events).where(eq(events.id, 4)).all();
+    expect(raw!.webhookId).toMatch(/^evt_[0-9a-f]{32}$/);
     db.$client.close();
   });
 });

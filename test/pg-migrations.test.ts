@@ -141,6 +141,27 @@ describe.skipIf(pg.skip)('upgrading a database in place', () => {
   });
 });
 
+describe.skipIf(pg.skip)('upgrading events in place', () => {
+  test('0006_event_webhook_id: events of the previous schema keep their ids and get a webhook-id each', async () => {
+    const { url } = await pg.server().createDatabase();
+    const before = journal.entries.findIndex((entry) => entry.tag === '0006_event_webhook_id');
+    expect(before).toBeGreaterThan(0);
+    const { drizzle } = await import('drizzle-orm/bun-sql');
+    const client = new SQL({ url, max: 1 });
+    const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
+    await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+    await client`INSERT INTO events (time, type, user_id) VALUES (10, 'user.created', 'u1'), (11, 'user.deleted', 'u1'), (12, 'user.created', 'u2')`;
+    await client.close();
+
+    const db = await openPostgres(url);
+    const rows = await db.select().from(pgSchema.events).orderBy(pgSchema.events.id);
+    expect(rows.map((row) => [row.id, row.type])).toEqual([[1, 'user.created'], [2, 'user.deleted'], [3, 'user.created']]);
+    for (const row of rows) expect(row.webhookId).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(new Set(rows.map((row) => row.webhookId)).size).toBe(3);
+    await db.$client.close();
+  });
+});
+
 async function appliedMigrations(url: string): Promise<number> {
   const client = new SQL({ url, max: 1 });
   const [row] = await client`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`;

@@ -120,6 +120,9 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
       expect(progress.at(-1)).toBe(LINES);
       expect(await tally(db)).toEqual([LINES, LINES, LINES / 2, LINES / 100]);
       expect(await events(db, 'user.imported')).toBe(LINES);
+      // Each its own webhook-id (API.md §12), also when written in bulk.
+      const [ids] = await db.rows("SELECT count(DISTINCT webhook_id) AS n FROM events WHERE webhook_id LIKE 'evt_%' AND length(webhook_id) = 36");
+      expect(Number(ids!.n)).toBe(LINES);
       expect((await db.rows("SELECT created_at, last_used_step FROM totp_credentials WHERE user_id = 'user-10'")).map(numbers)).toEqual([{ created_at: 42, last_used_step: 10 }]);
       // The count is kept by the database's own means again after the bulk write: a later insert still counts.
       await db.insertOther('later', 'later@example.com');
@@ -136,6 +139,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
       expect(result).toEqual({ written: 0, conflicts: [{ line: 4500, kind: 'taken', field: 'email' }], interrupted: false });
       expect(await tally(db)).toEqual([1, 1, 0, 0]);
       expect(await events(db, 'user.deleted')).toBe(await events(db, 'user.imported'));
+      expect(Number((await db.rows('SELECT count(DISTINCT webhook_id) AS n FROM events'))[0]!.n)).toBe(await count(db, 'events'));
       expect(await allProblems(staging)).toEqual(['4500 taken email']);
       await staging.close();
       await db.close();

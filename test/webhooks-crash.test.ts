@@ -32,6 +32,7 @@ function outboxOf(dir: string) {
   return {
     rows: () => db.query<{ event_id: number; attempts: number; state: string }, []>('select event_id, attempts, state from webhook_deliveries').all(),
     eventIds: () => db.query<{ id: number }, []>('select id from events order by id').all().map((row) => row.id),
+    webhookIds: () => new Map(db.query<{ id: number; webhook_id: string }, []>('select id, webhook_id from events').all().map((row) => [row.id, row.webhook_id])),
     close: () => db.close(),
   };
 }
@@ -78,10 +79,12 @@ describe('webhook delivery across crashes', () => {
       const all = outbox.eventIds();
       expect(all).toHaveLength(12);
       expect([...receiver.eventIds()].sort((a, b) => a - b)).toEqual(all);
+      const webhookIds = outbox.webhookIds();
       for (const delivery of receiver.deliveries) {
         const event = JSON.parse(delivery.body) as { id: number };
         expect(delivery.verified.ok).toBe(true);
-        expect(delivery.id).toBe(`evt_${event.id}`);
+        expect(delivery.id).toMatch(/^evt_[0-9a-f]{32}$/);
+        expect(delivery.id).toBe(webhookIds.get(event.id)!);
       }
       // Those cut off by the kill came again, with the same id and the same body.
       const again = inFlightAtKill.filter((id) => receiver.deliveries.filter((d) => d.id === id).length >= 2);

@@ -31,6 +31,11 @@ function setup(receiver: Receiver | { url: string }, secret: string, timings = F
   return { h, outbox };
 }
 
+const WEBHOOK_ID = /^evt_[0-9a-f]{32}$/;
+/** The webhook-id stored with event `eventId`. */
+const webhookIdOf = async (h: { instances: unknown }, eventId: number): Promise<string> =>
+  (await rowsOf(h as never, 'events')).find((row) => row.id === eventId)!.webhookId;
+
 function receiver(secret: string, options: Parameters<typeof startReceiver>[1] = {}) {
   const r = startReceiver(secret, options);
   cleanups.push(() => r.stop());
@@ -81,7 +86,9 @@ describe('delivery', () => {
     await waitUntil(async () => r.deliveries.length >= 3 && (await outbox()).length === 0, 5000, 'three deliveries');
     const listed = (await h.call('GET', '/events')).json;
     expect(r.deliveries.map((d) => d.verified)).toEqual(listed.map((event: unknown) => ({ ok: true, payload: event })));
-    expect(r.deliveries.map((d) => d.id)).toEqual(listed.map((event: { id: number }) => `evt_${event.id}`));
+    const stored = await rowsOf(h, 'events');
+    expect(r.deliveries.map((d) => d.id)).toEqual(listed.map((event: { id: number }) => stored.find((row) => row.id === event.id)!.webhookId));
+    expect(r.deliveries.every((d) => WEBHOOK_ID.test(d.id))).toBe(true);
     expect(r.deliveries.map((d) => JSON.parse(d.body).type)).toEqual(['user.created', 'password.incorrect', 'user.deleted']);
     await Bun.sleep(100);
     expect(r.deliveries).toHaveLength(3);
@@ -101,7 +108,8 @@ describe('delivery', () => {
     const back = receiver(secret, { port });
     await waitUntil(async () => (await outbox()).length === 0, 5000, 'the outbox to drain');
     expect([...back.eventIds()].sort()).toEqual([1, 2, 3, 4, 5]);
-    expect(back.deliveries.every((d) => d.verified.ok && d.id === `evt_${JSON.parse(d.body).id}`)).toBe(true);
+    const stored = new Map((await rowsOf(h, 'events')).map((row) => [row.id, row.webhookId]));
+    expect(back.deliveries.every((d) => d.verified.ok && d.id === stored.get(JSON.parse(d.body).id))).toBe(true);
   });
 
   test('500 then 200: retried with backoff until acknowledged, the second wait twice the first (± 20 %)', async () => {
@@ -125,7 +133,7 @@ describe('delivery', () => {
     const second = await scheduledWait(2);
     h.advance(second);
     await waitUntil(async () => (await outbox()).length === 0, 5000, 'delivery');
-    expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1', 'evt_1']);
+    expect(r.deliveries.map((d) => d.id)).toEqual(Array(3).fill(await webhookIdOf(h, 1)));
     expect(r.deliveries.every((d) => d.verified.ok)).toBe(true);
     // Exponential: base 40 ms ± 20 %, then 80 ms ± 20 % (ranges that cannot overlap), so the second wait is the longer.
     expect({ first: first >= 32 && first <= 48, second: second >= 64 && second <= 96 }).toEqual({ first: true, second: true });
@@ -149,7 +157,7 @@ describe('delivery', () => {
     const { h, outbox } = setup(r, secret, { ...FAST, attemptTimeoutMs: 1_500 });
     await h.createUser();
     await waitUntil(async () => (await outbox()).length === 0, 5000, 'delivery');
-    expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1', 'evt_1']);
+    expect(r.deliveries.map((d) => d.id)).toEqual(Array(2).fill(await webhookIdOf(h, 1)));
     expect(h.logs.some((line) => line.message === 'webhook deliveries will be retried' && line.reason === 'timeout')).toBe(true);
   });
 
@@ -177,7 +185,7 @@ describe('delivery', () => {
     await h.createUser();
     await waitUntil(async () => (await outbox()).length === 0, 5000, 'the delivery to be settled without reading the whole answer');
     await waitUntil(() => cancelled, 5000, 'the receiver to see the connection dropped');
-    expect(r.deliveries.map((d) => d.id)).toEqual(['evt_1']);
+    expect(r.deliveries.map((d) => d.id)).toEqual(Array(1).fill(await webhookIdOf(h, 1)));
     // What the kernel's socket buffers took before the sender hung up, nowhere near the 30 s the stream could run.
     expect(sent).toBeLessThan(16 * 1024 * 1024);
     const samples = parseSamples((await h.callEach('GET', '/metrics')).join('\n'));
@@ -213,6 +221,23 @@ describe('delivery', () => {
     const [row] = await rowsOf(h, 'webhookDeliveries');
     expect({ leaseUntilMs: row?.leaseUntilMs, state: row?.state }).toEqual({ leaseUntilMs: 0, state: 'pending' });
     expect(await outbox()).toHaveLength(1);
+  });
+});
+
+describe('webhook-id', () => {
+  test('unique across deployments: the first event of two databases goes out under two ids, each kept across retries', async () => {
+    const secret = newWebhookSecret();
+    const r = receiver(secret, { behaviour: (attempt) => new Response(null, { status: attempt === 0 ? 500 : 204 }) });
+    const one = setup(r, secret);
+    const two = setup(r, secret);
+    await one.h.createUser();
+    await two.h.createUser();
+    await waitUntil(async () => (await one.outbox()).length === 0 && (await two.outbox()).length === 0, 5000, 'both deliveries');
+    const ids = [await webhookIdOf(one.h, 1), await webhookIdOf(two.h, 1)];
+    expect(ids.every((id) => WEBHOOK_ID.test(id))).toBe(true);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(r.deliveries.map((d) => d.id).sort()).toEqual([ids[0]!, ids[0]!, ids[1]!, ids[1]!].sort());
+    expect(r.deliveries.map((d) => JSON.parse(d.body).id)).toEqual([1, 1, 1, 1]);
   });
 });
 

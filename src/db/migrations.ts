@@ -6,6 +6,7 @@ import emailVerificationExpiresIndex from '../../drizzle/0002_email_verification
 import passkeys from '../../drizzle/0003_passkeys.sql' with { type: 'text' };
 import eventsAndWebhookOutbox from '../../drizzle/0004_events_and_webhook_outbox.sql' with { type: 'text' };
 import userDisabled from '../../drizzle/0005_user_disabled.sql' with { type: 'text' };
+import eventWebhookId from '../../drizzle/0006_event_webhook_id.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -18,6 +19,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0003_passkeys': passkeys,
   '0004_events_and_webhook_outbox': eventsAndWebhookOutbox,
   '0005_user_disabled': userDisabled,
+  '0006_event_webhook_id': eventWebhookId,
 };
 
 export interface MigrationMeta {

@@ -6,6 +6,7 @@ import passkeys from '../../drizzle/pg/0002_passkeys.sql' with { type: 'text' };
 import eventsAndWebhookOutbox from '../../drizzle/pg/0003_events_and_webhook_outbox.sql' with { type: 'text' };
 import userCountByCaller from '../../drizzle/pg/0004_user_count_by_caller.sql' with { type: 'text' };
 import userDisabled from '../../drizzle/pg/0005_user_disabled.sql' with { type: 'text' };
+import eventWebhookId from '../../drizzle/pg/0006_event_webhook_id.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -18,6 +19,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0003_events_and_webhook_outbox': eventsAndWebhookOutbox,
   '0004_user_count_by_caller': userCountByCaller,
   '0005_user_disabled': userDisabled,
+  '0006_event_webhook_id': eventWebhookId,
 };
 
 export interface PgMigrationMeta {

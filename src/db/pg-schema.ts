@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 
 // The PostgreSQL twin of schema.ts: same tables, columns and indexes. Times stay Unix seconds, as
@@ -144,6 +145,8 @@ export const events = pgTable(
     type: text('type').notNull(),
     userId: text('user_id'),
     clientIp: text('client_ip'),
+    /** The webhook-id it is sent under (see schema.ts): 128-bit UUID v4 as 32 hex digits, drawn for every row, old ones included. */
+    webhookId: text('webhook_id').notNull().default(sql`('evt_' || replace(gen_random_uuid()::text, '-', ''))`),
   },
   (table) => [
     index('events_user').on(table.userId, table.id),

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable(
@@ -95,6 +96,13 @@ export const totpCredentials = sqliteTable('totp_credentials', {
  * the table a rowid would start again at 1, and a reader's `after` cursor would skip the new events.
  * No foreign key to users: a user's events outlive the user until the retention sweep.
  */
+/** `evt_` and 32 hex digits (128 random bits), the shape PostgreSQL's column default also gives. */
+export function newWebhookId(): string {
+  return `evt_${randomBytes(16).toString('hex')}`;
+}
+/** The same in SQLite's SQL, for the bulk inserts that write events without Drizzle. */
+export const WEBHOOK_ID_SQL = "'evt_' || lower(hex(randomblob(16)))";
+
 export const events = sqliteTable(
   'events',
   {
@@ -103,6 +111,13 @@ export const events = sqliteTable(
     type: text('type').notNull(),
     userId: text('user_id'),
     clientIp: text('client_ip'),
+    /**
+     * The webhook-id the event is sent under: random, so ids never repeat across deployments or after
+     * a restore (the numeric id would). SQLite cannot add a column with a random default: '' is only
+     * there for ALTER TABLE; inserts fill it (here, or with WEBHOOK_ID_SQL in raw SQL), and a trigger
+     * of migration 0006 gives any insert that left it '' one.
+     */
+    webhookId: text('webhook_id').notNull().default('').$defaultFn(newWebhookId),
   },
   (table) => [
     index('events_user').on(table.userId, table.id),

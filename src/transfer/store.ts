@@ -1,5 +1,6 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
+import { WEBHOOK_ID_SQL } from '../db/schema';
 import { isKeyConflict } from '../db/constraints';
 import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing } from '../db/bulk';
 import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
@@ -138,7 +139,7 @@ const SORTED_AT_MOST = 50_000;
  * more RSS, so a longer range reads them in id order from the staged id index (45 ms a million lines).
  */
 function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT') {
-  const events = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id) SELECT ?, 'user.imported', id FROM ${from} WHERE ${where} ${order}`;
+  const events = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id, webhook_id) SELECT ?, 'user.imported', id, ${WEBHOOK_ID_SQL} FROM ${from} WHERE ${where} ${order}`;
   const statements = [
     `INSERT ${conflict} INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
     `INSERT ${conflict} INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
@@ -165,7 +166,7 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   const writeLine = lineWriter(sqlite, 's.line = ?', 'OR ABORT');
   const takenField = sqlite.prepare(TAKEN_FIELD);
   const ours = `id IN (SELECT id FROM staged_users s WHERE ${IN_RANGE})`;
-  const undoEvents = sqlite.prepare(`INSERT INTO events (time, type, user_id) SELECT ?, 'user.deleted', id FROM users WHERE ${ours}`);
+  const undoEvents = sqlite.prepare(`INSERT INTO events (time, type, user_id, webhook_id) SELECT ?, 'user.deleted', id, ${WEBHOOK_ID_SQL} FROM users WHERE ${ours}`);
   const undoUsers = sqlite.prepare(`DELETE FROM users WHERE ${ours}`);
   const lastLine = (sqlite.query('SELECT coalesce(max(line), 0) AS n FROM staged_users').get() as { n: number }).n;
   const lines = sqlite.prepare(`SELECT line FROM staged_users s WHERE ${IN_RANGE} ORDER BY line`);

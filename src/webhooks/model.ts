@@ -48,9 +48,6 @@ export function retryDelayMs(attempts: number, timings: DeliveryTimings, random 
   return Math.min(timings.retryMaxMs, exponential) * (0.8 + 0.4 * random());
 }
 
-/** Stable per event, so a receiver recognises a retried or duplicated delivery (Standard Webhooks). */
-export const webhookId = (eventId: number): string => `evt_${eventId}`;
-
 /** The body: the event exactly as GET /events lists it. */
 export const webhookBody = (event: StoredEvent): string => JSON.stringify(toEventView(event));
 

@@ -11,7 +11,6 @@ import {
   resultOf,
   type WebhookTarget,
   webhookBody,
-  webhookId,
 } from './model';
 import type { ClaimedDelivery, WebhookStore } from './store';
 
@@ -86,14 +85,13 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
     poke?.();
   };
 
-  const attempt = async ({ event, attempts }: ClaimedDelivery): Promise<void> => {
+  const attempt = async ({ event, webhookId: id, attempts }: ClaimedDelivery): Promise<void> => {
     const controller = new AbortController();
     inFlight.set(event.id, controller);
     const timer = setTimeout(() => controller.abort(), timings.attemptTimeoutMs);
     let failure: string | undefined;
     try {
       const body = webhookBody(event);
-      const id = webhookId(event.id);
       const timestamp = Math.floor(deps.clock() / 1000);
       const response = await send(deps.target.url, {
         method: 'POST',

@@ -40,12 +40,14 @@ export function postgresWebhookStore(db: PgDb): WebhookStore {
           returning event_id, attempts`)) as unknown as { event_id: string | number; attempts: number }[];
         if (claimed.length === 0) return [];
         const ids = claimed.map((row) => Number(row.event_id));
-        const rows = (await tx.select().from(events).where(inArray(events.id, ids))) as StoredEvent[];
+        const rows = await tx.select().from(events).where(inArray(events.id, ids));
         const byId = new Map(rows.map((row) => [row.id, row]));
         // An event swept meanwhile took its outbox row with it (foreign key cascade).
         return claimed.flatMap((row) => {
-          const event = byId.get(Number(row.event_id));
-          return event === undefined ? [] : [{ event, attempts: row.attempts }];
+          const found = byId.get(Number(row.event_id));
+          if (found === undefined) return [];
+          const { webhookId, ...event }: StoredEvent & { webhookId: string } = found;
+          return [{ event, webhookId, attempts: row.attempts }];
         });
       });
     },

@@ -4,6 +4,8 @@ import type { AttemptResult } from './model';
 
 export interface ClaimedDelivery {
   event: StoredEvent;
+  /** Stored with the event (events.webhook_id): the same for every attempt, unique across deployments. */
+  webhookId: string;
   /** Attempts so far, this one included. */
   attempts: number;
 }
@@ -52,8 +54,8 @@ export function sqliteWebhookStore(db: Db): WebhookStore {
   );
   // A JSON array of ids as the one parameter: one prepared statement for any number of rows.
   const deleteDelivered = db.$client.query<never, [string]>('delete from webhook_deliveries where event_id in (select value from json_each(?))');
-  const eventsById = db.$client.query<StoredEvent, [string]>(
-    'select id, time, type, user_id as userId, client_ip as clientIp from events where id in (select value from json_each(?))',
+  const eventsById = db.$client.query<StoredEvent & { webhookId: string }, [string]>(
+    'select id, time, type, user_id as userId, client_ip as clientIp, webhook_id as webhookId from events where id in (select value from json_each(?))',
   );
   const settle = (token: string, results: readonly AttemptResult[]) => {
     const delivered = results.filter((r) => r.outcome === 'delivered').map((r) => r.eventId);
@@ -75,8 +77,10 @@ export function sqliteWebhookStore(db: Db): WebhookStore {
         const byId = new Map(rows.map((row) => [row.id, row]));
         // An event swept meanwhile took its outbox row with it (foreign key cascade).
         return claimed.flatMap(({ eventId, attempts }) => {
-          const event = byId.get(eventId);
-          return event === undefined ? [] : [{ event, attempts }];
+          const row = byId.get(eventId);
+          if (row === undefined) return [];
+          const { webhookId, ...event } = row;
+          return [{ event, webhookId, attempts }];
         });
       });
     },

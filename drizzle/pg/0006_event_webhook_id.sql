@@ -1,0 +1,1 @@
+ALTER TABLE "events" ADD COLUMN "webhook_id" text DEFAULT ('evt_' || replace(gen_random_uuid()::text, '-', '')) NOT NULL;
