@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../src/app';
 import { ERROR_STATUS, type ErrorCode } from '../src/errors';
-import { createHarness } from './support/harness';
+import Ajv2020 from 'ajv/dist/2020';
+import { createHarness, STRONG_PASSWORD } from './support/harness';
 import { REPO_ROOT } from './support/server-process';
 
 const h = createHarness();
 const document = (await h.call('GET', '/docs/json', { auth: null })).json;
+/** Bun's toMatchObject writes its asymmetric matchers into the object it checks (Bun 1.4.5): the Ajv tests read this copy. */
+const pristine = structuredClone(document);
 
 /** Every route the app serves, read from the app itself, minus the docs' own hidden routes. */
 const servedRoutes = h.app.routes
@@ -230,6 +233,76 @@ describe('OpenAPI document states the real rules (issue 11)', () => {
     const licence = await Bun.file(join(REPO_ROOT, 'LICENSE')).text();
     expect(licence).toContain('Apache License\n                           Version 2.0, January 2004');
     expect(licence).toContain('END OF TERMS AND CONDITIONS');
+  });
+});
+
+describe('the document states exactly what the server enforces (API.md §16)', () => {
+  // An independent reading: Ajv, JSON Schema draft 2020-12 (OpenAPI 3.1's dialect). The fuzz suite
+  // (test/fuzz) holds the server to it over thousands of requests; these are the known corners.
+  const ajv = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, validateFormats: false });
+  const bodySchema = (path: string, method = 'post') => pristine.paths[path][method].requestBody.content['application/json'].schema;
+  const accepts = (path: string, body: unknown, method = 'post') => ajv.validate(bodySchema(path, method), body);
+
+  test('every example of a request body or body field is valid against its own schema', () => {
+    const checked: string[] = [];
+    for (const route of servedRoutes) {
+      const schema = pristine.paths[route.path][route.method].requestBody?.content?.['application/json']?.schema;
+      if (schema === undefined) continue;
+      for (const example of schema.examples ?? []) {
+        expect({ route, example, valid: ajv.validate(schema, example) }).toEqual({ route, example, valid: true });
+        checked.push(route.path);
+      }
+      for (const [name, field] of Object.entries<{ examples?: unknown[] }>(schema.properties ?? {})) {
+        for (const example of field.examples ?? []) expect({ route, name, example, valid: ajv.validate(field, example) }).toEqual({ route, name, example, valid: true });
+      }
+    }
+    expect(checked).toContain('/users');
+  });
+
+  test('POST /users: exactly one of password and password_hash, and its examples are bodies the server takes', async () => {
+    expect(accepts('/users', { password: STRONG_PASSWORD })).toBe(true);
+    expect(accepts('/users', { password_hash: '$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC' })).toBe(true);
+    expect(accepts('/users', {})).toBe(false);
+    expect(accepts('/users', { password: STRONG_PASSWORD, password_hash: '$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC' })).toBe(false);
+    expect((await h.call('POST', '/users', { body: {} })).json).toEqual({ error: 'INVALID_DATA' });
+    const examples = bodySchema('/users').examples;
+    expect(examples.length).toBe(2);
+    for (const example of examples) expect((await h.call('POST', '/users', { body: example })).status).toBe(200);
+  });
+
+  test('register-totp: key or its alias totp_key', async () => {
+    const user = await h.createUser();
+    const body = { code: '123456' };
+    expect(accepts('/users/{id}/register-totp', body)).toBe(false);
+    expect((await h.call('POST', `/users/${user.id}/register-totp`, { body })).json).toEqual({ error: 'INVALID_DATA' });
+    expect(accepts('/users/{id}/register-totp', { ...body, key: '0KHD8uS1lod4aVpLPC0eDxEiM0Q=' })).toBe(true);
+    expect(accepts('/users/{id}/register-totp', { ...body, totp_key: '0KHD8uS1lod4aVpLPC0eDxEiM0Q=' })).toBe(true);
+  });
+
+  test('passkey names refuse control characters, on registration and on rename', () => {
+    for (const [path, method] of [['/users/{id}/passkeys', 'post'], ['/users/{id}/passkeys/{passkey_id}', 'patch']] as const) {
+      const name = bodySchema(path, method).properties.name;
+      expect(ajv.validate(name, 'Work laptop')).toBe(true);
+      expect(ajv.validate(name, '🔑'.repeat(64))).toBe(true);
+      for (const bad of ['a\u0000b', 'tab\there', 'line\n', '\u007f', '\u0085', '', '🔑'.repeat(65), 'x\ud800']) expect({ bad, valid: ajv.validate(name, bad) }).toEqual({ bad, valid: false });
+    }
+  });
+
+  test('GET /events: after is at most 2^53-1, which the server takes while 2^53 is INVALID_DATA', async () => {
+    const after = pristine.paths['/events'].get.parameters.find((p: { name: string }) => p.name === 'after').schema;
+    expect(after).toMatchObject({ type: 'integer', minimum: 0, maximum: 2 ** 53 - 1 });
+    expect((await h.call('GET', `/events?after=${2 ** 53 - 1}`)).status).toBe(200);
+    expect((await h.call('GET', `/events?after=0000${2 ** 53 - 1}`)).status).toBe(200);
+    expect((await h.call('GET', `/events?after=${2 ** 53}`)).json).toEqual({ error: 'INVALID_DATA' });
+  });
+
+  test('passwords, client_ip and emails refuse lone surrogates, as the server does', async () => {
+    expect(accepts('/users', { password: `${STRONG_PASSWORD}\ud800` })).toBe(false);
+    expect(accepts('/users', { password: STRONG_PASSWORD, client_ip: 'a\udc00' })).toBe(false);
+    expect(accepts('/users', { password: STRONG_PASSWORD, email: 'a\ud800@example.com' })).toBe(false);
+    expect(accepts('/users', { password: STRONG_PASSWORD, email: 'a\u037e@example.com' })).toBe(false);
+    expect((await h.call('POST', '/users', { rawBody: `{"password":"${STRONG_PASSWORD}\\ud800"}` })).json).toEqual({ error: 'INVALID_DATA' });
+    expect((await h.call('POST', '/users', { body: { password: STRONG_PASSWORD, email: 'a\u037e@example.com' } })).json).toEqual({ error: 'INVALID_DATA' });
   });
 });
 

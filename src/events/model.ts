@@ -87,7 +87,11 @@ const parameter = (documented: Record<string, unknown>, description: string, exa
 export const ListEventsQuery = t.Object({
   user_id: parameter({ type: 'string', maxLength: MAX_USER_ID_LENGTH }, "Only this user's events", 'x7gq2m9kd4a8rfe3hn5pjc6w'),
   type: parameter({ type: 'string', enum: [...EVENT_TYPES] }, 'Only events of this type', 'address.blocked'),
-  after: parameter({ type: 'integer', minimum: 0, default: 0 }, 'Only events with a larger id: digits, default 0', 0),
+  after: parameter(
+    { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 },
+    'Only events with a larger id: digits, at most 2^53-1, default 0',
+    0,
+  ),
   limit: parameter({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }, 'Digits 1 to 1000, default 100', 100),
 });
 
@@ -126,7 +130,8 @@ export function parseEventQuery(params: URLSearchParams): EventQuery | undefined
 }
 
 function digits(value: string, min: number, max: number): number | undefined {
-  if (!/^[0-9]{1,16}$/.test(value)) return undefined;
+  if (!/^[0-9]+$/.test(value)) return undefined;
+  // Exact below 2^53, and any longer run of digits parses to at least 2^53, so the bound still holds.
   const n = Number(value);
   return n >= min && n <= max ? n : undefined;
 }

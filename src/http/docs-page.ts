@@ -3,6 +3,7 @@ import { Elysia } from 'elysia';
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'text' };
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'text' };
 import { VERSION } from '../version';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from './conventions';
 import { finishDocument } from './openapi-document';
 import { DOCS_ASSETS, DOCS_PAGE, DOCS_PAGE_HEADERS, DOCS_START_SCRIPT } from './docs-html';
 
@@ -55,7 +56,10 @@ export function docsPage() {
           // The SPDX identifier as well as the name, so tools can tell which licence without reading prose.
           license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
           description:
-            'User accounts and credentials over REST. Every endpoint except /health and /docs needs the configured secret as the raw `Authorization` header value: press Authorize and paste it. Every error answers a JSON object whose `error` field holds the code listed under each endpoint.',
+            'User accounts and credentials over REST. Every endpoint except /health and /docs needs the configured secret as the raw `Authorization` header value: press Authorize and paste it. ' +
+            'Request bodies are JSON objects, read as JSON whatever the Content-Type says: an empty body is `{}`, unknown fields are ignored, ' +
+            `a body over ${MAX_BODY_BYTES / 1024} KiB answers PAYLOAD_TOO_LARGE, and one nested more than ${MAX_BODY_DEPTH} levels deep (the body itself being level 1) answers INVALID_DATA, like text that is not UTF-8 JSON. ` +
+            'Every error answers a JSON object whose `error` field holds the code listed under each endpoint.',
         },
         tags: DOCS_TAGS,
         components: {

@@ -33,18 +33,27 @@ FormatRegistry.Set('gatehouse-password', isValidPassword);
 FormatRegistry.Set('gatehouse-email', isValidEmail);
 FormatRegistry.Set('gatehouse-client-ip', isValidClientIp);
 
+/**
+ * Refuses lone surrogates (Unicode Cs): JSON's \uD800 escapes can name them, but they are not text.
+ * JSON Schema validators read patterns with the `u` flag, where a lone surrogate is one Cs code point.
+ */
+const WELL_FORMED = String.raw`^\P{Cs}*$`;
+
 export const passwordField = (description = 'A password') =>
   t.String({
     format: 'gatehouse-password',
-    [DOCUMENTED_AS]: { minLength: 8, maxLength: 127 },
-    description: `${description}: 8 to 127 characters (Unicode code points), hashed exactly as given`,
+    [DOCUMENTED_AS]: { minLength: 8, maxLength: 127, pattern: WELL_FORMED },
+    description: `${description}: 8 to 127 characters (Unicode code points, no lone surrogates), hashed exactly as given`,
     examples: ['correct horse battery staple'],
   });
 export const Password = passwordField();
 
-/** Anything but controls, format characters, separators, whitespace, `@` and `,;<>()[]\\"`; the domain part also no `.`. */
-const EMAIL_CHAR = String.raw`[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{White_Space},;<>()\[\]\\"@]`;
-const DOMAIN_LABEL = String.raw`[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{White_Space},;<>()\[\]\\"@.]+`;
+/**
+ * Anything but controls, format characters, separators, whitespace, lone surrogates, `@` and
+ * `,;<>()[]\\"`, nor U+037E (NFC turns it into `;`); the domain part also no `.`.
+ */
+const EMAIL_CHAR = String.raw`[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{White_Space},;<>()\[\]\\"@\u037E]`;
+const DOMAIN_LABEL = String.raw`[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{White_Space},;<>()\[\]\\"@.\u037E]+`;
 export const Email = t.String({
   format: 'gatehouse-email',
   [DOCUMENTED_AS]: { maxLength: MAX_EMAIL_CODE_POINTS, pattern: `^${EMAIL_CHAR}+@${DOMAIN_LABEL}(\\.${DOMAIN_LABEL})+$` },
@@ -60,7 +69,7 @@ const CLIENT_IP_DESCRIPTION =
   'The end user\'s address, at most 64 characters (Unicode code points); when present the call spends a token of that ' +
   'address\'s rate limit. "" and null mean absent. IPv6 addresses share limits per /64, except those that embed an IPv4 address.';
 export const ClientIp = t.Optional(
-  t.Union([t.String({ format: 'gatehouse-client-ip', [DOCUMENTED_AS]: { maxLength: 64 }, description: CLIENT_IP_DESCRIPTION }), t.Null()], {
+  t.Union([t.String({ format: 'gatehouse-client-ip', [DOCUMENTED_AS]: { maxLength: 64, pattern: WELL_FORMED }, description: CLIENT_IP_DESCRIPTION }), t.Null()], {
     description: CLIENT_IP_DESCRIPTION,
     examples: ['203.0.113.7'],
   }),

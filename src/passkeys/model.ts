@@ -16,8 +16,8 @@ const B64 = (example: string, description?: string) => t.String({ description, e
 FormatRegistry.Set('gatehouse-passkey-name', isPasskeyName);
 const PasskeyName = t.String({
   format: 'gatehouse-passkey-name',
-  [DOCUMENTED_AS]: { minLength: 1, maxLength: 64 },
-  description: '1 to 64 characters, no control characters',
+  [DOCUMENTED_AS]: { minLength: 1, maxLength: 64, pattern: String.raw`^[^\p{Cc}\p{Cs}]*$` },
+  description: '1 to 64 characters (Unicode code points), no control characters (Unicode Cc) and no lone surrogates',
   examples: ['Work laptop'],
 });
 
@@ -49,7 +49,8 @@ const UserVerificationField = t.Union([t.Literal('required'), t.Literal('preferr
 
 export const RegistrationOptionsBody = t.Object({ user_verification: t.Optional(UserVerificationField) });
 
-export const AuthenticationOptionsBody = t.Object({
+export const AuthenticationOptionsBody = t.Object(
+  {
   user_id: t.Optional(
     t.Union([t.String({ maxLength: 64, description: 'Limits the options to this user\'s passkeys; omit for a discoverable login' }), t.Null()], {
       examples: [USER_ID],
@@ -62,7 +63,15 @@ export const AuthenticationOptionsBody = t.Object({
     }),
   ),
   client_ip: ClientIp,
-});
+  },
+  {
+    // The service refuses second_factor without a user (INVALID_DATA); the document says so.
+    [DOCUMENTED_AS]: {
+      if: { required: ['purpose'], properties: { purpose: { const: 'second_factor' } } },
+      then: { required: ['user_id'], properties: { user_id: { type: 'string' } } },
+    },
+  },
+);
 
 const CLIENT_DATA = 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiLi4uIn0';
 const CREDENTIAL_ID = 'Yx8kM0Qf3rZP1tWc9vB2nE5hLs7uJ4aD6gK8oR0iT2w';

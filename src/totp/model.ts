@@ -1,5 +1,5 @@
 import { t } from 'elysia';
-import { TotpCode, unixSeconds } from '../http/fields';
+import { DOCUMENTED_AS, TotpCode, unixSeconds } from '../http/fields';
 import type { TotpRecord } from './store';
 
 export const TAG = 'Two-factor';
@@ -10,11 +10,19 @@ const KEY_EXAMPLE = '0KHD8uS1lod4aVpLPC0eDxEiM0Q=';
 const totpKeyField = (description: string) =>
   t.String({ pattern: '^[A-Za-z0-9+/]{26}[AEIMQUYcgkosw048]=$', minLength: 28, maxLength: 28, description, examples: [KEY_EXAMPLE] });
 
-export const RegisterTotpBody = t.Object({
-  key: t.Optional(totpKeyField('Standard base64 with padding (+/ and =) of exactly 20 bytes; required unless totp_key is sent')),
-  totp_key: t.Optional(totpKeyField('Alias of key; key wins when both are sent')),
-  code: TotpCode,
-});
+/** key or its alias totp_key (API.md §4): the service refuses neither, the document says it with anyOf. */
+export const RegisterTotpBody = t.Object(
+  {
+    key: t.Optional(totpKeyField('Standard base64 with padding (+/ and =) of exactly 20 bytes; required unless totp_key is sent')),
+    totp_key: t.Optional(totpKeyField('Alias of key; key wins when both are sent')),
+    code: TotpCode,
+  },
+  {
+    [DOCUMENTED_AS]: { anyOf: [{ required: ['key'] }, { required: ['totp_key'] }] },
+    description: 'key (or its alias totp_key) and code.',
+    examples: [{ key: KEY_EXAMPLE, code: '492039' }],
+  },
+);
 
 export const VerifyTotpBody = t.Object({ code: TotpCode });
 

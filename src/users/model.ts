@@ -64,20 +64,33 @@ export const CreatedUser = t.Composite([
 ]);
 export type CreatedUserView = typeof CreatedUser.static;
 
-/** Exactly one of `password` and `password_hash` (API.md §11); the service checks that. */
-export const CreateUserBody = t.Object({
+const HASH_EXAMPLE = '$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC';
+
+/** Exactly one of `password` and `password_hash` (API.md §11): the service checks that, the document says it with oneOf. */
+export const CreateUserBody = t.Object(
+  {
   password: t.Optional(Password),
   password_hash: t.Optional(
     t.String({
       maxLength: 1024,
       description:
         'Instead of password: a hash from another system, in one of the formats the README lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
-      examples: ['$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC'],
+      examples: [HASH_EXAMPLE],
     }),
   ),
   email: t.Optional(t.Union([Email, t.Null()])),
   client_ip: ClientIp,
-});
+  },
+  {
+    [DOCUMENTED_AS]: { oneOf: [{ required: ['password'] }, { required: ['password_hash'] }] },
+    description: 'Exactly one of password and password_hash.',
+    // Whole bodies: an example built from the fields' own examples would send both and be refused.
+    examples: [
+      { password: 'correct horse battery staple', email: 'ada@example.com' },
+      { password_hash: HASH_EXAMPLE, email: 'grace@example.com' },
+    ],
+  },
+);
 
 /**
  * Unknown, not String: a repeated or odd parameter must fall back to its default, never fail

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { ERROR_STATUS, type ErrorCode } from '../../src/errors';
 import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
+import { bodyRefusal, documentRules, queryRefusal, type DocumentRules } from './document';
 import { PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
 
 /** What the OpenAPI document states about a body field (JSON Schema: lengths count code points). */
@@ -17,15 +18,16 @@ export interface FuzzRoute {
   /** Elysia's template, e.g. `/users/:id/verify-email`. */
   path: string;
   fields: string[];
-  /** The document's rule for each body field, and which fields it requires. */
+  /** The document's rule for each body field. */
   rules: Record<string, FieldRule>;
-  required: string[];
   takesBody: boolean;
   success: 200 | 204;
   /** The documented media type of the 200 body (GET /metrics answers text, the rest JSON). */
   successType: string | undefined;
   /** The documented `x-error-codes`, less NOT_AUTHENTICATED (every fuzz request carries the secret). */
   errors: Set<string>;
+  /** The body and query schemas of the published document, compiled by an independent validator. */
+  document: DocumentRules;
 }
 
 /** Every route the app serves (minus the docs' own), with what its OpenAPI document promises. */
@@ -34,7 +36,8 @@ export async function servedRoutes(h: Harness): Promise<FuzzRoute[]> {
   return h.app.routes
     .filter((route) => !route.path.startsWith('/docs'))
     .map((route) => {
-      const operation = document.paths[route.path.replace(/:([^/]+)/g, '{$1}')][route.method.toLowerCase()];
+      const documentPath = route.path.replace(/:([^/]+)/g, '{$1}');
+      const operation = document.paths[documentPath][route.method.toLowerCase()];
       const body = operation.requestBody?.content?.['application/json']?.schema;
       const codes: ErrorCode[] = operation['x-error-codes'];
       const fuzzRoute: FuzzRoute = {
@@ -42,11 +45,11 @@ export async function servedRoutes(h: Harness): Promise<FuzzRoute[]> {
         path: route.path,
         fields: Object.keys(body?.properties ?? {}),
         rules: body?.properties ?? {},
-        required: body?.required ?? [],
         takesBody: body !== undefined,
         success: operation.responses['200'] ? 200 : 204,
         successType: Object.keys(operation.responses['200']?.content ?? {})[0],
         errors: new Set(codes.filter((code) => code !== 'NOT_AUTHENTICATED')),
+        document: documentRules(document, route.method.toLowerCase(), documentPath),
       };
       // Counterexamples name the route instead of printing all of it.
       return Object.defineProperty(fuzzRoute, fc.toStringMethod, { value: () => `${route.method} ${route.path}` });
@@ -61,6 +64,8 @@ export interface Sent {
   passkeyId?: string;
   /** The body bytes decoded as UTF-8 (undefined when no body was sent, or when they are not UTF-8). */
   bodyText: string | undefined;
+  /** The query string as sent, without "?". */
+  query: string | undefined;
   /** Bytes that are not valid UTF-8: INVALID_DATA wherever a body is read (API.md §9). */
   notUtf8: boolean;
   bodyBytes: number;
@@ -134,45 +139,13 @@ export function checkAnswer(sent: Sent, answer: Answer): string | undefined {
   // Order of checks (API.md §1): the path's resource, then the body's shape.
   const exists = pathResourceExists(sent);
   if (exists === false && code !== 'NOT_FOUND') fail('a missing path resource must answer NOT_FOUND');
-  if (exists === false || !route.takesBody) return code;
-  const body = parsed(sent);
-  if (sent.notUtf8 && code !== 'INVALID_DATA') fail('a body that is not UTF-8 must answer INVALID_DATA');
-  if (!isPlainObject(body)) {
-    if (code !== 'INVALID_DATA') fail('a body that is not a JSON object must answer INVALID_DATA');
-    return code;
-  }
-  const broken = brokenRule(route, body as Record<string, unknown>);
-  if (broken !== undefined && code !== 'INVALID_DATA') fail(`${broken}: must answer INVALID_DATA`);
+  if (exists === false) return code;
+  // The published document decides what is valid (API.md §16): the server refuses exactly what it refuses.
+  const bodyRefused = route.takesBody ? bodyRefusal(route.document, parsed(sent)) : undefined;
+  const refused = bodyRefused ?? queryRefusal(route.document, sent.query);
+  if (code === 'INVALID_DATA' && refused === undefined) fail('INVALID_DATA for a request the document accepts');
+  if (bodyRefused !== undefined && code !== 'INVALID_DATA') fail(`the document refuses the body (${bodyRefused}): must answer INVALID_DATA`);
   return code;
-}
-
-const codePoints = (value: string) => [...value].length;
-const jsonType = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'number' ? 'number' : typeof value);
-/** Characters API.md §9 forbids anywhere in an email address. */
-const FORBIDDEN_IN_EMAIL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{White_Space},;<>()[\]\\"]/u;
-
-const patterns = new Map<string, RegExp>();
-const patternOf = (source: string): RegExp => {
-  let pattern = patterns.get(source);
-  if (pattern === undefined) patterns.set(source, (pattern = new RegExp(source, 'u')));
-  return pattern;
-};
-
-/** The first documented rule the body breaks (API.md §1 and §9, as the OpenAPI document states them), if any. */
-function brokenRule(route: FuzzRoute, body: Record<string, unknown>): string | undefined {
-  for (const field of route.required) if (!Object.hasOwn(body, field)) return `required field ${field} missing`;
-  for (const [field, rule] of Object.entries(route.rules)) {
-    if (!Object.hasOwn(body, field)) continue;
-    const value = body[field];
-    const types = Array.isArray(rule.type) ? rule.type : [rule.type];
-    if (!types.includes(jsonType(value))) return `${field} is ${jsonType(value)}, documented ${types.join(' or ')}`;
-    if (typeof value !== 'string') continue;
-    if (rule.minLength !== undefined && codePoints(value) < rule.minLength) return `${field} shorter than ${rule.minLength}`;
-    if (rule.maxLength !== undefined && codePoints(value) > rule.maxLength) return `${field} longer than ${rule.maxLength}`;
-    if (rule.pattern !== undefined && !patternOf(rule.pattern).test(value)) return `${field} does not match ${rule.pattern}`;
-    if (field === 'email' && (FORBIDDEN_IN_EMAIL.test(value) || value.split('@').length !== 2)) return `email ${JSON.stringify(value)} is malformed`;
-  }
-  return undefined;
 }
 
 /** The one row a refused request may still change (API.md §4/§5: counted wrong codes, invalidation). */

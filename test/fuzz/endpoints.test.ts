@@ -14,7 +14,9 @@ import { parseSamples } from '../support/prom-text';
 /**
  * Property-based fuzzing of every endpoint (issues 7 and 11). Each case starts from the seeded
  * database, sends one request and checks the answer against the contract and the database against
- * the seed. Every run uses a fixed seed and a fresh one (both printed); on failure fast-check reports
+ * the seed. The published document is the judge of validity (API.md §16): Ajv reads /docs/json, and a
+ * case fails when the server answers INVALID_DATA to a request the document accepts, or anything but
+ * INVALID_DATA to a body it refuses. Every run uses a fixed seed and a fresh one (both printed); on failure fast-check reports
  * the seed and path: replay with FUZZ_SEED=<seed> FUZZ_PATH=<path> and `-t` naming the failing test.
  * `bun run fuzz -- --cases N` runs N requests in all.
  */
@@ -67,6 +69,7 @@ async function runCase(c: Case, seen: Seen): Promise<void> {
     route: c.route,
     pathId: c.route.path.includes(':id') ? decodedSegment(c.segment) : undefined,
     passkeyId: decodedSegment(c.passkeySegment),
+    query: c.query,
     ...decodeBody(body),
   };
   const code = checkAnswer(sent, answer);
