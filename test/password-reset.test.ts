@@ -310,6 +310,22 @@ describe('POST /reset-password', () => {
 });
 
 describe('concurrency', () => {
+  test('10 parallel deletes of one request: exactly one 204, the rest 404', async () => {
+    const { h, user } = await setup();
+    const created = await createRequest(h, user.id);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => h.call('DELETE', `/password-reset-requests/${created.id}`)));
+    expect(answers.filter((res) => res.status === 204).length).toBe(1);
+    for (const res of answers) if (res.status !== 204) expectError(res, 404, 'NOT_FOUND');
+  });
+
+  test("9 parallel resets on three of one user's requests: exactly one 204, the rest INVALID_REQUEST", async () => {
+    const { h, user } = await setup();
+    const requests = [await createRequest(h, user.id), await createRequest(h, user.id), await createRequest(h, user.id)];
+    const answers = await Promise.all(Array.from({ length: 9 }, (_, i) => reset(h, requests[i % 3]!.id, `parallel passphrase ${i}`)));
+    expect(answers.filter((res) => res.status === 204).length).toBe(1);
+    for (const res of answers) if (res.status !== 204) expectError(res, 400, 'INVALID_REQUEST');
+  });
+
   test('20 parallel wrong codes: exactly 5 INCORRECT_CODE, the rest NOT_FOUND', async () => {
     const { h, user } = await setup();
     const created = await createRequest(h, user.id);

@@ -245,6 +245,16 @@ describe('DELETE /users/{id}', () => {
     expectError(await h.call('DELETE', '/users/nosuchuser'), 404, 'NOT_FOUND');
   });
 
+  test('10 parallel deletes of one user: exactly one 204 and one user.deleted event, the rest 404', async () => {
+    const h = createHarness();
+    const [user] = (await insertUsers(h, [{ createdAt: 1 }])) as [string];
+    const answers = await Promise.all(Array.from({ length: 10 }, () => h.call('DELETE', `/users/${user}`)));
+    expect(answers.filter((res) => res.status === 204).length).toBe(1);
+    for (const res of answers) if (res.status !== 204) expectError(res, 404, 'NOT_FOUND');
+    const events = (await h.call('GET', `/events?user_id=${user}&type=user.deleted`)).json as unknown[];
+    expect(events.length).toBe(1);
+  });
+
   test("cascades to the user's requests and TOTP credential, and leaves other users' alone", async () => {
     const h = createHarness();
     const [doomed, kept] = (await insertUsers(h, [{ createdAt: 1 }, { createdAt: 2 }])) as [string, string];

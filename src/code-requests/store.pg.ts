@@ -1,19 +1,21 @@
 import { and, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { PgDb, PgTx } from '../db/pg-client';
+import { inTransaction, lockOwner } from '../db/pg-transaction';
 import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
 import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type WrongCodeOutcome } from './store';
 
 export const isLivePg = (expiresAt: PgColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);
 
 export interface CountedPgRequests {
-  table: PgTable & { failedAttempts: PgColumn; expiresAt: PgColumn };
+  table: PgTable & { failedAttempts: PgColumn; expiresAt: PgColumn; userId: PgColumn };
   key: PgColumn;
 }
 
 /**
  * Counts one wrong code with a conditional increment and deletes the row on the 5th, in one
- * transaction; a parallel twin waits on the row lock the UPDATE takes, then sees the new count.
+ * transaction that first locks the request's user (the lock order); a parallel twin waits there,
+ * then sees the new count. A request whose user is gone is gone too.
  */
 export function recordWrongCodePg(
   db: PgDb,
@@ -22,8 +24,9 @@ export function recordWrongCodePg(
   nowSeconds: number,
   alsoInTransaction: (tx: PgTx) => Promise<void> = async () => {},
 ): Promise<WrongCodeOutcome> {
-  return db.transaction(async (tx) => {
-    const outcome = await countWrongCode(tx, rows, id, nowSeconds);
+  return inTransaction(db, async (tx) => {
+    const owner = await lockOwner(tx, rows.table.userId, rows.key, id);
+    const outcome = owner === undefined ? 'gone' : await countWrongCode(tx, rows, id, nowSeconds);
     await alsoInTransaction(tx);
     return outcome;
   });

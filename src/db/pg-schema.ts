@@ -134,8 +134,9 @@ export const challenges = pgTable(
 );
 
 /**
- * Security events (API.md §12). Ids come from an identity, never reused; they grow in commit order
- * because every transaction that appends events takes one advisory lock first (events/store.pg.ts).
+ * Security events (API.md §12). Ids come from an identity, never reused. Appenders commit in
+ * parallel, so ids may commit out of order; the reader passes only ids whose writers have all ended
+ * (events/store.pg.ts), so a client paging with `after` sees them in increasing order and skips none.
  */
 export const events = pgTable(
   'events',

@@ -2,6 +2,7 @@ import { and, asc, eq, ne } from 'drizzle-orm';
 import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/pg-errors';
+import { inTransaction, lockUser, lockUsers } from '../db/pg-transaction';
 import { emailUpdateRequests as requests, passwordResetRequests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { EmailUpdateStore } from './store';
@@ -29,19 +30,25 @@ export function postgresEmailUpdateStore(db: PgDb, append: AppendEventsPg): Emai
         .where(and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds)))
         .orderBy(asc(requests.createdAt), asc(requests.id)),
     async deleteAllOf(userId) {
-      await db.delete(requests).where(eq(requests.userId, userId));
+      await inTransaction(db, async (tx) => {
+        if (await lockUser(tx, userId)) await tx.delete(requests).where(eq(requests.userId, userId));
+      });
     },
     findLive: async (id, nowSeconds) => (await db.select().from(requests).where(live(id, nowSeconds)))[0],
     deleteLive: async (id, nowSeconds) => (await db.delete(requests).where(live(id, nowSeconds)).returning({ id: requests.id })).length > 0,
     recordWrongCode: (id, nowSeconds, events) => recordWrongCodePg(db, counted, id, nowSeconds, (tx) => append(tx, events)),
     /**
-     * The claim (DELETE … RETURNING) makes a parallel twin wait and then find nothing. Under READ
-     * COMMITTED another transaction may take the address between the check and the UPDATE; the
-     * unique index catches that, and the claim then rolls back with 'taken' committed separately.
+     * The address moves to this user and every other user's request for it goes: so the transaction
+     * first locks this user and the users holding requests for the address, in id order (the lock
+     * order); a parallel redemption for the same address waits there, then finds its request gone.
+     * Another transaction may still take the address between the check and the UPDATE (a user created
+     * with it); the unique index catches that, and the claim then rolls back with 'taken' committed separately.
      */
     async apply(request, nowSeconds, events) {
       try {
-        return await db.transaction(async (tx) => {
+        return await inTransaction(db, async (tx) => {
+          const claimants = await tx.selectDistinct({ userId: requests.userId }).from(requests).where(eq(requests.email, request.email));
+          await lockUsers(tx, [request.userId, ...claimants.map((row) => row.userId)]);
           const claimed = await tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id });
           if (claimed.length === 0) return 'gone';
           const holder = await tx.select({ id: users.id }).from(users).where(otherHolderOf(request.email, request.userId));

@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
+import { inTransaction, lockUser } from '../db/pg-transaction';
 import { emailVerificationRequests as requests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { EmailVerificationStore } from './store';
@@ -29,7 +30,8 @@ export function postgresEmailVerificationStore(db: PgDb, append: AppendEventsPg)
       (await db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId })).length > 0,
     recordWrongCode: (userId, nowSeconds, events) => recordWrongCodePg(db, counted, userId, nowSeconds, (tx) => append(tx, events)),
     redeem: (checked, nowSeconds, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
+        if (!(await lockUser(tx, checked.userId))) return false;
         const claimed = await tx
           .delete(requests)
           .where(and(liveFor(checked.userId, nowSeconds), eq(requests.code, checked.code)))

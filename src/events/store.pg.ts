@@ -1,47 +1,80 @@
-import { and, asc, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, lte, sql, type SQL } from 'drizzle-orm';
 import type { PgDb, PgTx } from '../db/pg-client';
-import { events, webhookDeliveries } from '../db/pg-schema';
+import { events } from '../db/pg-schema';
+import { inTransaction } from '../db/pg-transaction';
 import type { EventDraft } from './model';
 import type { EventStore } from './store';
 
 /** Appends event drafts inside the caller's PostgreSQL transaction; its last statements. */
 export type AppendEventsPg = (tx: PgTx, drafts: readonly EventDraft[]) => Promise<void>;
 
-/** pg_advisory_xact_lock key for appending events: the bytes of "gh-event". Bulk appenders (gatehouse import) take it too. */
-export const EVENTS_LOCK_KEY = 0x6768_2d65_7665_6e74n;
-
 /**
- * Identity values are drawn at insert time, not at commit: two transactions could commit ids 8 and 7
- * in that order, and a reader polling `after=7` would never see 7. Every appender takes one
- * transaction-scoped advisory lock first, so transactions that append events commit one after
- * another in the order they drew their ids. Appending is the transaction's last work, so the lock is
- * held only for the insert and the commit, and never while waiting for a row lock.
+ * Appenders take no lock: transactions that append events commit side by side, so ids (drawn at
+ * insert time) may commit out of order, and the reader (settledHorizon) makes up for it. What the
+ * reader needs from every appender: its transaction has its id (xid) before it draws an event id.
+ * `pg_current_xact_id()` in the rows the INSERT reads assigns one, and those rows are read before
+ * the INSERT evaluates the identity's nextval. The outbox rows go in the same statement.
  */
 export function postgresEventAppender(options: { outbox: boolean; onOutboxWrite?: () => void }): AppendEventsPg {
   return async (tx, drafts) => {
     if (drafts.length === 0) return;
-    await tx.execute(sql`select pg_advisory_xact_lock(${EVENTS_LOCK_KEY.toString()}::bigint)`);
-    const ids = await tx
-      .insert(events)
-      .values(drafts.map((d) => ({ time: d.time, type: d.type, userId: d.userId, clientIp: d.clientIp })))
-      .returning({ id: events.id });
-    if (!options.outbox) return;
-    await tx.insert(webhookDeliveries).values(ids.map(({ id }) => ({ eventId: id })));
+    // Bun.SQL sends a string bound as jsonb JSON-encoded once more (a jsonb string); as text it stays the array.
+    const rows = JSON.stringify(drafts.map((d, n) => ({ n, time: d.time, type: d.type, user_id: d.userId, client_ip: d.clientIp })));
+    const insert = sql`insert into ${events} (time, type, user_id, client_ip)
+      select time, type, user_id, client_ip
+      from jsonb_to_recordset((${rows}::text)::jsonb) as d(n int, time bigint, type text, user_id text, client_ip text)
+      where pg_current_xact_id() is not null order by n
+      returning id`;
+    if (!options.outbox) {
+      await tx.execute(insert);
+      return;
+    }
+    await tx.execute(sql`with inserted as (${insert}) insert into webhook_deliveries (event_id) select id from inserted`);
     options.onOutboxWrite?.();
   };
+}
+
+/** How long a reader waits for older transactions to end before answering an empty page (the client reads again). */
+const SETTLE_BUDGET_MS = 1000;
+
+/**
+ * The highest event id a reader may pass without skipping an event that commits later, or undefined
+ * when the transactions it must wait for are still running after SETTLE_BUDGET_MS.
+ *
+ * Every id up to L (the sequence's last value, read first) was drawn by a transaction that had its
+ * xid before it drew, so before this transaction takes its own xid X right after reading L. Once no
+ * transaction older than X is running (the snapshot's xmin has reached X), each of those has
+ * committed or rolled back, and a statement run afterwards sees every event up to L there will ever be.
+ * Comparing each event's own xid with the xmin would not do: a transaction may take its xid early
+ * (at its first write) and draw its event id late, after a younger transaction drew a lower one.
+ */
+async function settledHorizon(tx: PgTx): Promise<number | undefined> {
+  const [first] = (await tx.execute(sql`select set_config('synchronous_commit', 'off', true),
+    coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass), 0)::text as last,
+    pg_current_xact_id()::text as me`)) as unknown as { last: string; me: string }[];
+  const deadline = Date.now() + SETTLE_BUDGET_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
+    const [state] = (await tx.execute(sql`select pg_snapshot_xmin(pg_current_snapshot()) >= ${first!.me}::xid8 as settled`)) as unknown as { settled: boolean }[];
+    if (state?.settled) return Number(first!.last);
+    if (Date.now() + pause > deadline) return undefined;
+    await Bun.sleep(pause);
+  }
 }
 
 export function postgresEventStore(db: PgDb, append: AppendEventsPg): EventStore {
   return {
     async append(drafts) {
-      if (drafts.length > 0) await db.transaction((tx) => append(tx, drafts));
+      if (drafts.length > 0) await inTransaction(db, (tx) => append(tx, drafts));
     },
-    async list(query) {
-      const conditions: SQL[] = [gt(events.id, query.after)];
-      if (query.userId !== null) conditions.push(eq(events.userId, query.userId));
-      if (query.type !== null) conditions.push(eq(events.type, query.type));
-      return db.select().from(events).where(and(...conditions)).orderBy(asc(events.id)).limit(query.limit);
-    },
+    list: (query) =>
+      inTransaction(db, async (tx) => {
+        const horizon = await settledHorizon(tx);
+        if (horizon === undefined || horizon <= query.after) return [];
+        const conditions: SQL[] = [gt(events.id, query.after), lte(events.id, horizon)];
+        if (query.userId !== null) conditions.push(eq(events.userId, query.userId));
+        if (query.type !== null) conditions.push(eq(events.type, query.type));
+        return tx.select().from(events).where(and(...conditions)).orderBy(asc(events.id)).limit(query.limit);
+      }),
     async deleteOlderThan(beforeSeconds, limit) {
       const deleted = await db.execute(sql`delete from ${events} where ${events.id} in (
         select ${events.id} from ${events} where ${events.time} < ${beforeSeconds} order by ${events.time} limit ${limit} for update skip locked)`);

@@ -8,12 +8,10 @@ import type { EventDraft, EventQuery, StoredEvent } from './model';
  * or not at all (API.md §12); with webhooks on, each event's outbox row is written there too.
  * Every store that changes state receives one of these from `sqliteStores`.
  *
- * Ids must grow in commit order, or a reader polling with `after` could pass an id whose
- * transaction commits later and never see that event. SQLite has one writer at a time, so an id
- * taken inside a transaction is always larger than every committed one. PostgreSQL takes sequence
- * values at insert time, not at commit: there the appender must first take a transaction-scoped
- * advisory lock (`select pg_advisory_xact_lock(<events key>)`), so transactions that append events
- * commit in the order they drew their ids.
+ * A reader polling with `after` must never pass an id whose transaction commits later. SQLite has
+ * one writer at a time, so an id taken inside a transaction is always larger than every committed
+ * one. PostgreSQL draws sequence values at insert time and its appenders commit in parallel: there
+ * the reader waits for older transactions to end instead (events/store.pg.ts, settledHorizon).
  */
 export type AppendEvents = (tx: Tx, drafts: readonly EventDraft[]) => void;
 

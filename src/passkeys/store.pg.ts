@@ -1,7 +1,8 @@
 import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
-import { challenges, passkeys, users, type PasskeyRow } from '../db/pg-schema';
+import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
+import { challenges, passkeys, type PasskeyRow } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { ChallengeRecord, PasskeyRecord, PasskeyStore, RegisterOutcome, UseOutcome } from './store';
 
@@ -32,7 +33,8 @@ export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyS
       return row && toRecord(row);
     },
     delete: (userId, passkeyId, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
+        if (!(await lockUser(tx, userId))) return false;
         const deleted = await tx.delete(passkeys).where(ofUser(userId, passkeyId)).returning({ id: passkeys.id });
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;
@@ -47,22 +49,23 @@ export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyS
       }
     },
     findLiveChallenge: async (id, now) => (await db.select().from(challenges).where(liveChallenge(id, now)))[0],
+    // A challenge bound to a user is that user's row: the user is locked first (a login challenge has none).
     consumeChallenge: (id, now, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
+        await lockOwner(tx, challenges.userId, challenges.id, id);
         if ((await consume(tx, id, now)).length === 0) return false;
         await append(tx, events);
         return true;
       }),
     /**
-     * The user's row lock makes parallel registrations of one user count one after another, so the
-     * limit holds; ON CONFLICT DO NOTHING reports a registered credential id without aborting the
-     * transaction, so the challenge stays consumed as the SQLite store leaves it.
+     * The user's row lock, taken first (the lock order), makes parallel registrations of one user count
+     * one after another, so the limit holds; ON CONFLICT DO NOTHING reports a registered credential id
+     * without aborting the transaction, so the challenge stays consumed as the SQLite store leaves it.
      */
     register: (challengeId, now, passkey, maxPerUser, events) =>
-      db.transaction(async (tx): Promise<RegisterOutcome> => {
+      inTransaction(db, async (tx): Promise<RegisterOutcome> => {
+        if (!(await lockUser(tx, passkey.userId))) return 'gone';
         if ((await consume(tx, challengeId, now)).length === 0) return 'gone';
-        const owner = await tx.select({ id: users.id }).from(users).where(eq(users.id, passkey.userId)).for('update');
-        if (owner.length === 0) return 'gone';
         const [held] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, passkey.userId));
         if ((held?.n ?? 0) >= maxPerUser) return 'full';
         const inserted = await tx.insert(passkeys).values(toRow(passkey)).onConflictDoNothing({ target: passkeys.credentialId }).returning({ id: passkeys.id });
@@ -71,7 +74,8 @@ export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyS
         return 'registered';
       }),
     use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events) =>
-      db.transaction(async (tx): Promise<UseOutcome> => {
+      inTransaction(db, async (tx): Promise<UseOutcome> => {
+        await lockOwner(tx, passkeys.userId, passkeys.id, passkeyId);
         if ((await consume(tx, challengeId, now)).length === 0) return 'gone';
         // The library's counter rule again, against the counter as it is now (the UPDATE waits on a parallel use).
         const updated = await tx

@@ -26,7 +26,10 @@ export function createPasswordResetService({ store, hasher, breach, limits, cloc
   return {
     findLive: (id: string) => store.findLive(id, now()),
     list: async (userId: string): Promise<ResetRequestView[]> => (await store.listLive(userId, now())).map(toResetRequestView),
-    invalidate: (id: string) => store.delete(id),
+    async invalidate(id: string): Promise<void> {
+      // A parallel delete or redemption took it after the path check: that one answered.
+      if (!(await store.delete(id))) throw new AppError('NOT_FOUND');
+    },
     invalidateAllOf: (userId: string) => store.deleteAllOf(userId),
 
     async create(userId: string, clientIp: string | null): Promise<CreatedResetRequestView> {

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation } from '../db/pg-errors';
+import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
 import { passwordResetRequests as resets, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { PasswordResetStore } from './store';
@@ -26,20 +27,24 @@ export function postgresPasswordResetStore(db: PgDb, append: AppendEventsPg): Pa
     findLive: async (id, nowSeconds) => (await db.select().from(resets).where(and(eq(resets.id, id), live(nowSeconds))))[0],
     listLive: (userId, nowSeconds) =>
       db.select().from(resets).where(and(eq(resets.userId, userId), live(nowSeconds))).orderBy(asc(resets.createdAt), asc(resets.id)),
-    async delete(id) {
-      await db.delete(resets).where(eq(resets.id, id));
-    },
+    delete: async (id) => (await db.delete(resets).where(eq(resets.id, id)).returning({ id: resets.id })).length > 0,
     async deleteAllOf(userId) {
-      await db.delete(resets).where(eq(resets.userId, userId));
+      await inTransaction(db, async (tx) => {
+        if (await lockUser(tx, userId)) await tx.delete(resets).where(eq(resets.userId, userId));
+      });
     },
     async markVerified(id, nowSeconds) {
       const rows = await db.update(resets).set({ emailVerified: true }).where(and(eq(resets.id, id), live(nowSeconds))).returning({ id: resets.id });
       return rows.length > 0;
     },
     recordWrongCode: (id, nowSeconds) => recordWrongCodePg(db, counted, id, nowSeconds),
-    // The DELETE … RETURNING claims the row: a parallel twin waits on it, then finds nothing to delete.
+    /**
+     * Locks the request's user first (the lock order): parallel redemptions of this or another of the
+     * user's requests wait there; the DELETE … RETURNING then claims the row, and a twin finds nothing.
+     */
     redeem: (id, nowSeconds, passwordHash, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
+        if ((await lockOwner(tx, resets.userId, resets.id, id)) === undefined) return false;
         const [request] = await tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId });
         if (request === undefined) return false;
         await tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId));

@@ -27,7 +27,8 @@ export interface PasswordResetStore {
   findLive(id: string, nowSeconds: number): Promise<ResetRequestRecord | undefined>;
   /** Oldest first, ties by id. */
   listLive(userId: string, nowSeconds: number): Promise<ResetRequestRecord[]>;
-  delete(id: string): Promise<void>;
+  /** False when there was no such request (a parallel delete or redemption took it). */
+  delete(id: string): Promise<boolean>;
   deleteAllOf(userId: string): Promise<void>;
   /** False when the request vanished (invalidated, expired) since it was loaded. */
   markVerified(id: string, nowSeconds: number): Promise<boolean>;
@@ -57,9 +58,7 @@ export function sqlitePasswordResetStore(db: Db, append: AppendEvents): Password
     findLive: async (id, nowSeconds) => db.select().from(resets).where(and(eq(resets.id, id), live(nowSeconds))).get(),
     listLive: async (userId, nowSeconds) =>
       db.select().from(resets).where(and(eq(resets.userId, userId), live(nowSeconds))).orderBy(asc(resets.createdAt), asc(resets.id)).all(),
-    async delete(id) {
-      db.delete(resets).where(eq(resets.id, id)).run();
-    },
+    delete: async (id) => db.delete(resets).where(eq(resets.id, id)).returning({ id: resets.id }).all().length > 0,
     async deleteAllOf(userId) {
       db.delete(resets).where(eq(resets.userId, userId)).run();
     },

@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
-import { isForeignKeyViolation } from '../db/pg-errors';
+import { inTransaction, lockUser } from '../db/pg-transaction';
 import { totpCredentials } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { TotpStore } from './store';
@@ -12,20 +12,17 @@ export function postgresTotpStore(db: PgDb, append: AppendEventsPg): TotpStore {
     find: async (userId) => (await db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)))[0],
     async save(record, events) {
       const { userId: _, ...replacement } = record;
-      try {
-        await db.transaction(async (tx) => {
-          await tx
-            .insert(totpCredentials)
-            .values(record)
-            .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } });
-          await append(tx, events);
-        });
+      return inTransaction(db, async (tx) => {
+        if (!(await lockUser(tx, record.userId))) return false;
+        await tx
+          .insert(totpCredentials)
+          .values(record)
+          .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } });
+        await append(tx, events);
         return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
+      });
     },
+    // One statement on one row: it holds one lock and waits for at most one, so it needs no user lock.
     async claimStep(userId, step) {
       const claimed = await db
         .update(totpCredentials)
@@ -35,7 +32,8 @@ export function postgresTotpStore(db: PgDb, append: AppendEventsPg): TotpStore {
       return claimed.length > 0;
     },
     delete: (userId, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
+        if (!(await lockUser(tx, userId))) return false;
         const deleted = await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).returning({ userId: totpCredentials.userId });
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;

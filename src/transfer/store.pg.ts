@@ -1,6 +1,5 @@
 import type { ReservedSQL, SQL } from 'bun';
 import { chunkedWrites, insertJsonRows, toNumber } from '../db/pg-bulk';
-import { EVENTS_LOCK_KEY } from '../events/store.pg';
 import { type LineProblem, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
 import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from './store';
@@ -132,13 +131,13 @@ async function stagingOn(connection: ReservedSQL): Promise<ImportStaging> {
 /** How long one chunk's transaction may take; its counter update and events come last and take a fraction of it. */
 const CHUNK_MS = 300;
 const IN_RANGE = `s.line > $1 AND s.line <= $2`;
-const LOCK_EVENTS = `SELECT pg_advisory_xact_lock(${EVENTS_LOCK_KEY}::bigint)`;
 
 /**
- * Each chunk: its users, TOTP credentials and passkeys, then (in the order every server takes these
- * locks) the user count and, under the events lock, one `user.imported` event per user, then COMMIT.
- * The triggers leave the count to this transaction (migration 0004), so the counters row and the
- * events lock are held only for the chunk's last statements, not while its users are written.
+ * Each chunk: its users, TOTP credentials and passkeys, then the user count and one `user.imported`
+ * event per user, then COMMIT. The triggers leave the count to this transaction (migration 0004), so
+ * the counters row is locked only for the chunk's last statements, not while its users are written.
+ * The events need no lock: the chunk has its transaction id from its first insert, before it draws
+ * event ids, which is all the events reader needs (events/store.pg.ts).
  */
 async function writeChunks(connection: ReservedSQL, options: CommitOptions): Promise<CommitResult> {
   const run = (query: string, from: number, to: number, ...more: unknown[]) => connection.unsafe(query, [from, to, ...more]);
@@ -177,7 +176,6 @@ async function writeChunks(connection: ReservedSQL, options: CommitOptions): Pro
       const n = toNumber((await run(`SELECT count(*) AS n FROM staged_users s WHERE ${IN_RANGE} AND s.written`, from, to))[0].n);
       if (n > 0) {
         await connection.unsafe(`UPDATE counters SET value = value + $1 WHERE name = 'users'`, [n]);
-        await connection.unsafe(LOCK_EVENTS);
         await run(`INSERT INTO events (time, type, user_id) SELECT $3, 'user.imported', id FROM staged_users s WHERE ${IN_RANGE} AND s.written ORDER BY s.line`, from, to, options.now);
       }
       await connection.unsafe('COMMIT');
@@ -196,7 +194,6 @@ async function writeChunks(connection: ReservedSQL, options: CommitOptions): Pro
     await run(`WITH deleted AS (DELETE FROM users WHERE id IN (SELECT id FROM staged_users s WHERE ${IN_RANGE} AND s.written) RETURNING id)
       INSERT INTO undone_users SELECT id FROM deleted`, from, to);
     await connection.unsafe(`UPDATE counters SET value = value - (SELECT count(*) FROM undone_users) WHERE name = 'users'`);
-    await connection.unsafe(LOCK_EVENTS);
     await connection.unsafe(`INSERT INTO events (time, type, user_id) SELECT $1, 'user.deleted', id FROM undone_users`, [options.now]);
     await connection.unsafe('COMMIT');
   });

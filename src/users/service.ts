@@ -33,8 +33,8 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
     list: (options: ListOptions) => store.list(options, nowSeconds(clock)),
     /** Requests, TOTP credential and everything else of the user go with it. */
     async delete(id: string): Promise<void> {
-      // A user deleted by a parallel request meanwhile: that request wrote the event.
-      await store.delete(id, [draft('user.deleted', nowSeconds(clock), id)]);
+      // A user deleted by a parallel request after the path check: that request answered 204 and wrote the event.
+      if (!(await store.delete(id, [draft('user.deleted', nowSeconds(clock), id)]))) throw new AppError('NOT_FOUND');
     },
 
     /**

@@ -1,6 +1,7 @@
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isUniqueViolation } from '../db/pg-errors';
+import { inTransaction } from '../db/pg-transaction';
 import { counters, passkeys, totpCredentials, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import { toUserView, type ListOptions } from './model';
@@ -59,7 +60,7 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
     findByEmail: async (email) => (await rowByEmail.execute({ email }))[0],
     async insert(user, events) {
       try {
-        await db.transaction(async (tx) => {
+        await inTransaction(db, async (tx) => {
           await tx.insert(users).values(user);
           await append(tx, events);
         });
@@ -69,8 +70,9 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
         throw error;
       }
     },
+    // The DELETE is the first statement: it locks the user row, then its cascade the user's other rows.
     delete: (id, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
         const deleted = await tx.delete(users).where(eq(users.id, id)).returning({ id: users.id });
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;

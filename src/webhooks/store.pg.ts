@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PgDb, PgTx } from '../db/pg-client';
 import { events, webhookDeliveries as deliveries } from '../db/pg-schema';
+import { inTransaction } from '../db/pg-transaction';
 import type { StoredEvent } from '../events/model';
 import type { AttemptResult } from './model';
 import type { WebhookStore } from './store';
@@ -28,7 +29,7 @@ export function postgresWebhookStore(db: PgDb): WebhookStore {
   return {
     async settleAndClaim(token, results, { nowMs, leaseUntilMs, limit }) {
       if (results.length === 0 && limit === 0) return [];
-      return db.transaction(async (tx) => {
+      return inTransaction(db, async (tx) => {
         await settle(tx, token, results);
         if (limit === 0) return [];
         const claimed = (await tx.execute(sql`update ${deliveries}
