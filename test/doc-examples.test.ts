@@ -1,0 +1,171 @@
+import { describe, expect, test } from 'bun:test';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { ERROR_STATUS } from '../src/errors';
+import { EVENT_TYPES } from '../src/events/model';
+import { LIMIT_NAMES } from '../src/security/rate-limit';
+import { ensureDebianPackages, reportSkipped } from './support/debian-packages';
+import { freePort } from './support/engine-process';
+import { cleanEnv, REPO_ROOT, tempDirsOfThisFile } from './support/server-process';
+
+/**
+ * The docs' shell examples, run as written: every ```sh block of README.md and docs/*.md, unless the
+ * line before it is `<!-- not checked: REASON -->`. A page's blocks run in order as one bash session
+ * (`set -euo pipefail`, so an unassigned variable or a failing command stops it) in a fresh directory
+ * laid out like a clone (its files are links to this repository's), where `npx gatehouse` resolves as
+ * it does in a clone. curl gets --fail-with-body, so any 4xx or 5xx answer fails the page. A page that
+ * does not start a server itself gets one started before its blocks (`npx gatehouse serve &`) and
+ * stopped after them (`kill $!`). Two changes to what the reader runs: the server's port is a free
+ * one (GATEHOUSE_PORT, and `localhost:4000` in the examples becomes that port), and the breach check
+ * is offline (GATEHOUSE_PWNED_CHECK; there is no network here).
+ */
+const PAGES = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+const CLONE_ENTRIES = ['package.json', 'bin', 'src', 'node_modules', 'drizzle', 'bunfig.toml', 'tsconfig.json'];
+const tempDir = tempDirsOfThisFile();
+
+interface Block {
+  line: number;
+  code: string;
+  /** Null when checked. */
+  notChecked: string | null;
+}
+
+function shellBlocks(page: string): Block[] {
+  const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i]!.startsWith('```')) continue;
+    const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
+    if (lines[i] === '```sh') {
+      const reason = /^<!-- not checked: (.+) -->$/.exec(lines[i - 1] ?? '')?.[1] ?? null;
+      blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), notChecked: reason });
+    }
+    i = end;
+  }
+  return blocks;
+}
+
+const tools = await ensureDebianPackages([
+  { name: 'curl', provides: '/usr/bin/curl' },
+  { name: 'jq', provides: '/usr/bin/jq' },
+  { name: 'openssl', provides: '/usr/bin/openssl' },
+]);
+const skip = reportSkipped('the docs examples need curl, jq and openssl', tools);
+
+/** Processes whose working directory is `dir`: what a page's session left running. */
+function processesIn(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^[0-9]+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`) === dir;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function runSession(page: string, blocks: Block[]): Promise<{ exitCode: number; output: string; leftRunning: number[] }> {
+  const clone = tempDir();
+  for (const entry of CLONE_ENTRIES) symlinkSync(join(REPO_ROOT, entry), join(clone, entry));
+  mkdirSync(join(clone, '.npm'));
+  const port = await freePort();
+  const code = blocks.map((block) => `# ${page}:${block.line}\n${block.code}`).join('\n');
+  const startsServer = /^npx gatehouse serve &/m.test(code);
+  const script = [
+    'exec 2>&1',
+    'set -euo pipefail',
+    'curl() { command curl --fail-with-body "$@"; }',
+    ...(startsServer ? [] : ['npx gatehouse serve > server.log 2>&1 &', 'until curl -so /dev/null localhost:4000/health; do sleep 0.2; done']),
+    code,
+    ...(startsServer ? [] : ['kill $!']),
+  ]
+    .join('\n')
+    .replaceAll(/(localhost|127\.0\.0\.1):4000\b/g, `localhost:${port}`);
+  // Into a file, not a pipe: a server the session left running would hold a pipe open.
+  const output = join(clone, 'session-output.txt');
+  const proc = Bun.spawn(['bash', '-c', script], {
+    cwd: clone,
+    env: cleanEnv({ GATEHOUSE_PORT: String(port), GATEHOUSE_PWNED_CHECK: 'offline', npm_config_cache: join(clone, '.npm') }),
+    stdout: Bun.file(output),
+    stderr: 'inherit',
+  });
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 100_000);
+  const exitCode = await proc.exited;
+  clearTimeout(timer);
+  // kill $! stops the server behind npx within a moment; whatever is still there after 5 s was left behind.
+  const deadline = Date.now() + 5_000;
+  while (processesIn(clone).length > 0 && Date.now() < deadline) await Bun.sleep(50);
+  const leftRunning = processesIn(clone);
+  for (const pid of leftRunning) process.kill(pid, 'SIGKILL');
+  return { exitCode, output: readFileSync(output, 'utf8').slice(-4000), leftRunning };
+}
+
+describe.skipIf(skip)('the shell examples of the README and docs/ run as written', () => {
+  for (const page of PAGES) {
+    const checked = shellBlocks(page).filter((block) => block.notChecked === null);
+    if (checked.length === 0) continue;
+    test(`${page}: its ${checked.length} examples, as one session`, async () => {
+      const result = await runSession(page, checked);
+      expect({ page, exitCode: result.exitCode, output: result.exitCode === 0 ? '' : result.output }).toEqual({ page, exitCode: 0, output: '' });
+      expect({ page, leftRunning: result.leftRunning }).toEqual({ page, leftRunning: [] });
+    }, 120_000);
+  }
+});
+
+describe('which examples are checked', () => {
+  const all = PAGES.flatMap((page) => shellBlocks(page).map((block) => ({ page, ...block })));
+
+  test('the tour, the flows, the CLI, events, metrics, import, export and backup are checked', () => {
+    const checked = (page: string, text: string) => all.some((block) => block.page === page && block.notChecked === null && block.code.includes(text));
+    expect(checked('README.md', 'npx gatehouse serve &')).toBe(true);
+    expect(checked('README.md', '/authenticate/password')).toBe(true);
+    for (const path of ['/password-reset-requests', '/verify-email', '/verify-new-email', '/register-totp', '/verify-2fa/totp', '/reset-2fa']) {
+      expect({ path, checked: checked('docs/integrating.md', path) }).toEqual({ path, checked: true });
+    }
+    expect(checked('docs/operating.md', '/events?')).toBe(true);
+    expect(checked('docs/operating.md', '/metrics')).toBe(true);
+    expect(checked('docs/operating.md', 'npx gatehouse backup')).toBe(true);
+    expect(checked('docs/migrating.md', 'npx gatehouse import')).toBe(true);
+    expect(checked('docs/migrating.md', 'npx gatehouse export')).toBe(true);
+  });
+
+  test('every block left unchecked says why', () => {
+    for (const block of all.filter((b) => b.notChecked !== null)) expect(block.notChecked!.length).toBeGreaterThan(10);
+  });
+
+  test('no example calls the command anything but npx gatehouse (or the built ./dist/gatehouse)', () => {
+    for (const block of all) {
+      const bare = block.code.split('\n').filter((line) => /(^|[\s$(])gatehouse (serve|import|export|backup|generate-secret|--version)/.test(line.replace(/(npx|\.\/dist\/) ?gatehouse /g, '')));
+      expect({ page: block.page, line: block.line, bare }).toEqual({ page: block.page, line: block.line, bare: [] });
+    }
+  });
+
+  test('no page cites the contract file, which is not in the repository', () => {
+    for (const page of PAGES) expect({ page, cites: /API\.md|shared\/spec/.test(readFileSync(join(REPO_ROOT, page), 'utf8')) }).toEqual({ page, cites: false });
+  });
+});
+
+describe('the reference tables list what the build has', () => {
+  const operating = readFileSync(join(REPO_ROOT, 'docs/operating.md'), 'utf8');
+  const integrating = readFileSync(join(REPO_ROOT, 'docs/integrating.md'), 'utf8');
+
+  test('the events table names every event type, and says none is "not written yet"', () => {
+    const table = operating.split('\n').filter((line) => /^\| `[a-z_]+\.[a-z_]+`/.test(line));
+    const listed = table.flatMap((line) => [...line.split('|')[1]!.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((m) => m[1]));
+    expect(listed.sort()).toEqual([...EVENT_TYPES].sort());
+    expect(operating).not.toContain('not written yet');
+  });
+
+  test('the metrics table lists every rate-limit label', () => {
+    const row = operating.split('\n').find((line) => line.startsWith('| `gatehouse_rate_limit_refusals_total`'))!;
+    const listed = [...row.split('|')[3]!.matchAll(/`([a-z_0-9]+)`/g)].map((m) => m[1]).filter((name) => name !== 'limit');
+    expect(listed.sort()).toEqual(Object.values(LIMIT_NAMES).sort());
+  });
+
+  test('the error table gives every error code its status', () => {
+    const rows = integrating.split('\n').map((line) => /^\| `([A-Z_]+)` \| (\d{3}) \|/.exec(line)).filter((m) => m !== null);
+    expect(Object.fromEntries(rows.map((m) => [m[1], Number(m[2])]))).toEqual({ ...ERROR_STATUS });
+  });
+});
