@@ -3,6 +3,9 @@ import type { Database } from 'bun:sqlite';
 import { closeSync, existsSync, fsyncSync, openSync } from 'node:fs';
 import { backgroundCheckpointer, type Checkpointer } from './checkpointer';
 
+/** A new webhook-id in SQLite's SQL (the shape of schema.ts's newWebhookId), for bulk inserts of events. */
+export const WEBHOOK_ID_SQL = "'evt_' || lower(hex(randomblob(16)))";
+
 /**
  * How long one transaction of a bulk write may hold SQLite's single write lock, and the pause after
  * it. A server write that meets the lock sleeps in SQLite's busy handler, which retries at most

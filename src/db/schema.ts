@@ -100,8 +100,6 @@ export const totpCredentials = sqliteTable('totp_credentials', {
 export function newWebhookId(): string {
   return `evt_${randomBytes(16).toString('hex')}`;
 }
-/** The same in SQLite's SQL, for the bulk inserts that write events without Drizzle. */
-export const WEBHOOK_ID_SQL = "'evt_' || lower(hex(randomblob(16)))";
 
 export const events = sqliteTable(
   'events',
@@ -114,7 +112,7 @@ export const events = sqliteTable(
     /**
      * The webhook-id the event is sent under: random, so ids never repeat across deployments or after
      * a restore (the numeric id would). SQLite cannot add a column with a random default: '' is only
-     * there for ALTER TABLE; inserts fill it (here, or with WEBHOOK_ID_SQL in raw SQL), and a trigger
+     * there for ALTER TABLE; inserts fill it (here, or with bulk.ts's WEBHOOK_ID_SQL in raw SQL), and a trigger
      * of migration 0006 gives any insert that left it '' one.
      */
     webhookId: text('webhook_id').notNull().default('').$defaultFn(newWebhookId),

@@ -1,8 +1,7 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
-import { WEBHOOK_ID_SQL } from '../db/schema';
 import { isKeyConflict } from '../db/constraints';
-import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing } from '../db/bulk';
+import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing, WEBHOOK_ID_SQL } from '../db/bulk';
 import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
 
