@@ -87,7 +87,7 @@ describe.skipIf(skip)('GET /metrics of a running server', () => {
 
   test('Prometheus itself scrapes it, with a secret of the form "<type> <credentials>"', async () => {
     // Prometheus sends `Authorization: <type> <credentials>` and cannot send a bare value, so the
-    // secret carries a space and the scrape job splits it there (README, Watching it run).
+    // secret carries a space and the scrape job splits it there (docs/operating.md, Watching it run).
     const credentials = crypto.randomUUID();
     const server = await startServer({ dir: tempDir(), args: ['serve', '--port', '0', '--dir', tempDir(), '--secret', `Gatehouse ${credentials}`, '--pwned-check', 'off'] });
     const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() });

@@ -8,7 +8,7 @@ import { startServer, tempDirsOfThisFile, type ServerProcess } from './support/s
  * by this test from http://localhost, against the real Gatehouse process. Like a real application,
  * the page talks only to its own backend (a tiny relay here with a session cookie), which calls
  * Gatehouse with the secret; the page never sees it. The page uses plain navigator.credentials with
- * the browser's JSON helpers, as the README shows.
+ * the browser's JSON helpers, as docs/integrating.md shows.
  */
 const availability = await ensureChromium();
 const skip = reportSkipped('passkeys in a real browser', availability);

@@ -128,9 +128,9 @@ describe('requests without a usable Host, on the real server', () => {
     expect(JSON.parse(missing.body)).toEqual({ error: 'NOT_FOUND' });
   });
 
-  test('HTTP/1.1 without Host: Bun itself answers an empty 400 before any handler runs (README, API decisions)', async () => {
+  test('HTTP/1.1 without Host: Bun itself answers an empty 400 before any handler runs (docs/api-decisions.md)', async () => {
     const answer = await rawExchange(server.port, `GET /health HTTP/1.1\r\nAuthorization: ${SECRET}\r\n\r\n`);
-    // If Bun starts handing these requests on, this fails: then they get our JSON answers and the README changes.
+    // If Bun starts handing these requests on, this fails: then they get our JSON answers and docs/api-decisions.md changes.
     expect(answer).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
   });
 });

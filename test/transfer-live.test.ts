@@ -96,7 +96,7 @@ describe('while the server runs and takes writes', () => {
     expect(copy.query("SELECT value FROM counters WHERE name = 'users'").get()).toEqual({ value: userIds.size });
     copy.close();
 
-    // Restore as the README says: stop the server, remove the WAL files, put the backup in place.
+    // Restore as docs/operating.md says: stop the server, remove the WAL files, put the backup in place.
     await server.stop();
     for (const suffix of ['', '-wal', '-shm']) rmSync(join(dir, `gatehouse.db${suffix}`), { force: true });
     copyFileSync(file, join(dir, 'gatehouse.db'));

@@ -13,14 +13,14 @@ export const WEBHOOK_ID_SQL = "'evt_' || lower(hex(randomblob(16)))";
  * 5 s busy timeout fails the request. While no other connection commits, transactions may run
  * `quietLockMs`; once one does (or did in the last `busyForMs`), only `busyLockMs`. Fewer, larger
  * transactions write each random index page fewer times: 1,000,000 users take about 3 times longer
- * in 200 ms transactions than in 1 s ones (README, "Import while the server runs").
+ * in 200 ms transactions than in 1 s ones (docs/migrating.md, "Import while the server runs").
  * While no other connection commits, the WAL is checkpointed in the background as the next
  * transaction runs, so it only starts over when a checkpoint has caught up before a transaction
  * begins. That costs a checkpoint's wait, so the pause waits for one only once the WAL holds
  * `maxWalFrames` pages: 1,000,000 users grow it to about 1 GB, and a WAL capped at 256 MB took back
  * most of the gain. Once another connection has committed, each transaction is checkpointed in the
  * pause on this connection, as before the thread: the WAL then starts over with every transaction,
- * and a server's commit never finds a long WAL to copy in its own automatic checkpoint (README,
+ * and a server's commit never finds a long WAL to copy in its own automatic checkpoint (docs/migrating.md,
  * "Import while the server runs").
  */
 export interface WritePacing {
@@ -121,7 +121,7 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
  * with emails in random order 32 MB took a sixth longer than 40, 48 MB was 3% faster but 8 MiB nearer
  * the import's 150 MB limit. Once another connection commits, SQLite drops this connection's whole
  * cache at each transaction's start, and 40 MB refilled each time had bursts 15 to 30 MiB over the
- * usual peak; 16 MB had none, was no slower there, and the other writer waited less (README,
+ * usual peak; 16 MB had none, was no slower there, and the other writer waited less (docs/benchmarks.md,
  * "Import, export and backup").
  */
 const QUIET_CACHE_SIZE = -40_000;

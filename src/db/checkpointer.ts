@@ -19,7 +19,7 @@ export interface Checkpointer {
 
 /**
  * A checkpoint waits for two fsyncs (the WAL's, then the database file's): on the writer's thread
- * that held back the next transaction, about 4 s of the 15 s a million users took to write (README,
+ * that held back the next transaction, about 4 s of the 15 s a million users took to write (docs/migrating.md,
  * "Import while the server runs"). A second connection on a second thread does it beside the writer,
  * which WAL mode allows. The thread starts with the first request, so a small import never starts one.
  */

@@ -74,7 +74,7 @@ export const CreateUserBody = t.Object(
     t.String({
       maxLength: 1024,
       description:
-        'Instead of password: a hash from another system, in one of the formats the README lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
+        'Instead of password: a hash from another system, in one of the formats docs/migrating.md lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
       examples: [HASH_EXAMPLE],
     }),
   ),

@@ -3,7 +3,7 @@
  * each served by its own code on a fresh directory of 1,000 users seeded by its own seeding code, loaded
  * alternately with the same wrk settings as `bun run bench`: GET /users/{id} (CPU µs per request, which
  * drifts least on a shared machine) and verify-password (requests/s). Rounds interleave the two trees
- * so a neighbour's load falls on both. Used for the reshaping of issue 12 (README, Benchmarks).
+ * so a neighbour's load falls on both. Used for the reshaping of issue 12 (docs/benchmarks.md).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

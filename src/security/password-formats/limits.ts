@@ -2,7 +2,7 @@
  * Bounds on imported hash parameters, so one hostile line cannot make a single verification take
  * much more than a second or hold much more than 64 MiB (128 MiB for argon2, whose common defaults,
  * Django's 100 MiB and Kratos's 128 MiB, would otherwise turn away whole imports). Times measured with Bun 1.4.5 on the
- * 2-core development machine (see the test file and the README for the table).
+ * 2-core development machine (see the test file, and docs/migrating.md for the limits).
  */
 export const LIMITS = {
   /** Cost 13: 0.57 s, cost 14: 1.13 s. */
