@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type BreachMode, DEFAULT_PWNED_API_URL } from '../security/breach-check';
 import { type FeatureFlags, featureFlags } from './feature-flags';
-import { checkSecret } from './secret-rules';
+import { checkSecret, readPrivateFile } from './secret-rules';
 import { nonEmpty, parseUrl, UsageError } from './values';
 import { splitOrigins } from './webauthn';
 
@@ -37,6 +37,9 @@ export const VALUE_FLAGS = {
   'redis-url': 'GATEHOUSE_REDIS_URL',
   'webhook-url': 'GATEHOUSE_WEBHOOK_URL',
   'webhook-secret': 'GATEHOUSE_WEBHOOK_SECRET',
+  'database-url-file': 'GATEHOUSE_DATABASE_URL_FILE',
+  'redis-url-file': 'GATEHOUSE_REDIS_URL_FILE',
+  'webhook-secret-file': 'GATEHOUSE_WEBHOOK_SECRET_FILE',
   'events-retention-days': 'GATEHOUSE_EVENTS_RETENTION_DAYS',
   'webauthn-rp-id': 'GATEHOUSE_WEBAUTHN_RP_ID',
   'webauthn-rp-name': 'GATEHOUSE_WEBAUTHN_RP_NAME',
@@ -61,7 +64,13 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
   }
   const origins = flags['webauthn-origin'] ?? (env.GATEHOUSE_WEBAUTHN_ORIGINS === undefined ? undefined : splitOrigins(env.GATEHOUSE_WEBAUTHN_ORIGINS));
   if (origins !== undefined) values['webauthn-origin'] = origins;
-  const secret = secretSource(flags, env, values);
+  const secret = sourceOf(flags, values, 'secret');
+  // The URLs carry passwords and the webhook secret signs: each may come from a file kept out of `ps`.
+  for (const name of ['database-url', 'redis-url', 'webhook-secret'] as const) {
+    const source = sourceOf(flags, values, name);
+    if (source.kind === 'none') continue;
+    values[name] = source.kind === 'file' ? readPrivateFile(nonEmpty(`${name}-file`, source.value)) : source.value;
+  }
   return {
     port: parsePort(values.port ?? '4000'),
     host: nonEmpty('host', values.host ?? '127.0.0.1'),
@@ -99,16 +108,22 @@ function parseFlags(args: string[]): ParsedFlags {
   }
 }
 
-/** A secret comes as a value or as a file, never both from the same level; a flag beats either variable. */
-function secretSource(flags: ParsedFlags, env: Env, values: FlagValues): { kind: 'value' | 'file'; value: string } | { kind: 'none' } {
-  if (flags.secret !== undefined && flags['secret-file'] !== undefined) throw new UsageError('give --secret or --secret-file, not both');
-  if (flags.secret !== undefined) return { kind: 'value', value: flags.secret };
-  if (flags['secret-file'] !== undefined) return { kind: 'file', value: flags['secret-file'] };
-  if (values.secret !== undefined && values['secret-file'] !== undefined) {
-    throw new UsageError('GATEHOUSE_SECRET and GATEHOUSE_SECRET_FILE are both set; set one');
+type FromFile = 'secret' | 'database-url' | 'redis-url' | 'webhook-secret';
+
+/**
+ * A credential comes as a value or as a file (`--<name>-file`, read under the secret file's rules),
+ * never both from the same level; a flag beats either variable.
+ */
+function sourceOf(flags: ParsedFlags, values: FlagValues, name: FromFile): { kind: 'value' | 'file'; value: string } | { kind: 'none' } {
+  const file = `${name}-file` as const;
+  if (flags[name] !== undefined && flags[file] !== undefined) throw new UsageError(`give --${name} or --${file}, not both`);
+  if (flags[name] !== undefined) return { kind: 'value', value: flags[name] };
+  if (flags[file] !== undefined) return { kind: 'file', value: flags[file] };
+  if (values[name] !== undefined && values[file] !== undefined) {
+    throw new UsageError(`${VALUE_FLAGS[name]} and ${VALUE_FLAGS[file]} are both set; set one`);
   }
-  if (values.secret !== undefined) return { kind: 'value', value: values.secret };
-  if (values['secret-file'] !== undefined) return { kind: 'file', value: values['secret-file'] };
+  if (values[name] !== undefined) return { kind: 'value', value: values[name] };
+  if (values[file] !== undefined) return { kind: 'file', value: values[file] };
   return { kind: 'none' };
 }
 

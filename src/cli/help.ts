@@ -10,6 +10,7 @@ interface FlagHelp {
 
 const DIR: FlagHelp = { flag: '--dir D', variable: 'GATEHOUSE_DATA_DIR', defaultValue: './gatehouse_data', meaning: "the server's data directory (SQLite)" };
 const DATABASE_URL: FlagHelp = { flag: '--database-url URL', variable: 'GATEHOUSE_DATABASE_URL', meaning: 'postgres://user:password@host:5432/db instead of --dir' };
+const DATABASE_URL_FILE: FlagHelp = { flag: '--database-url-file F', variable: 'GATEHOUSE_DATABASE_URL_FILE', meaning: 'read the database URL from file F (mode 0600) instead' };
 
 export const SERVE_FLAGS: FlagHelp[] = [
   { flag: '--port N', variable: 'GATEHOUSE_PORT', defaultValue: '4000', meaning: 'port to listen on (0 picks a free one)' },
@@ -21,13 +22,16 @@ export const SERVE_FLAGS: FlagHelp[] = [
   { flag: '--pwned-api-url URL', variable: 'GATEHOUSE_PWNED_API_URL', defaultValue: 'https://api.pwnedpasswords.com', meaning: 'base URL of the range API' },
   { flag: '--no-docs', meaning: 'turn off the API docs page (/docs)' },
   { ...DATABASE_URL, defaultValue: 'SQLite in --dir', meaning: 'keep everything in PostgreSQL 15+ (needs a configured secret)' },
+  DATABASE_URL_FILE,
   { flag: '--redis-url URL', variable: 'GATEHOUSE_REDIS_URL', defaultValue: 'per process', meaning: 'redis://host:6379: rate limits and lockouts shared by every instance' },
+  { flag: '--redis-url-file F', variable: 'GATEHOUSE_REDIS_URL_FILE', meaning: 'read the Redis URL from file F (mode 0600) instead' },
   { flag: '--webauthn-rp-id ID', variable: 'GATEHOUSE_WEBAUTHN_RP_ID', defaultValue: 'passkeys off', meaning: 'the domain passkeys are bound to, e.g. example.com' },
   { flag: '--webauthn-rp-name NAME', variable: 'GATEHOUSE_WEBAUTHN_RP_NAME', defaultValue: 'the RP id', meaning: 'the name browsers show when a passkey is created' },
   { flag: '--webauthn-origin URL', variable: 'GATEHOUSE_WEBAUTHN_ORIGINS', defaultValue: 'https://<rp id>', meaning: 'origin of a page that runs the ceremonies; repeat the flag, or commas in the variable' },
   { flag: '--no-metrics', meaning: 'turn off GET /metrics' },
   { flag: '--webhook-url URL', variable: 'GATEHOUSE_WEBHOOK_URL', meaning: 'send every event there, signed (needs --webhook-secret)' },
   { flag: '--webhook-secret S', variable: 'GATEHOUSE_WEBHOOK_SECRET', meaning: 'whsec_ and the base64 of 24 to 64 random bytes' },
+  { flag: '--webhook-secret-file F', variable: 'GATEHOUSE_WEBHOOK_SECRET_FILE', meaning: 'read the webhook secret from file F (mode 0600) instead' },
   { flag: '--events-retention-days N', variable: 'GATEHOUSE_EVENTS_RETENTION_DAYS', defaultValue: '90', meaning: 'events older than this are swept (1 to 36500)' },
 ];
 
@@ -76,7 +80,7 @@ Adds users from NDJSON lines (one JSON object a line; - reads standard input). E
 checked first; with --on-conflict fail (the default) one bad line means nothing is imported.
 Works while servers run on the same database.
 
-${flagLines([DIR, DATABASE_URL, { flag: '--on-conflict MODE', defaultValue: 'fail', meaning: 'fail: import nothing if a line is bad; skip: import the good lines' }])}
+${flagLines([DIR, DATABASE_URL, DATABASE_URL_FILE, { flag: '--on-conflict MODE', defaultValue: 'fail', meaning: 'fail: import nothing if a line is bad; skip: import the good lines' }])}
 
 ${exitCodes('refused or failed (nothing imported)')}
 `,
@@ -84,7 +88,7 @@ ${exitCodes('refused or failed (nothing imported)')}
 
 Writes every user as NDJSON lines (- or no FILE: standard output), from one consistent snapshot.
 
-${flagLines([DIR, DATABASE_URL])}
+${flagLines([DIR, DATABASE_URL, DATABASE_URL_FILE])}
 
 ${exitCodes('failed')}
 `,

@@ -1,3 +1,4 @@
+import { lstatSync, readFileSync } from 'node:fs';
 import { UsageError } from './values';
 
 export const MIN_SECRET_LENGTH = 16;
@@ -15,4 +16,34 @@ export function checkSecret(secret: string, source: string): string {
     throw new UsageError(`${source}: the secret must be at least ${MIN_SECRET_LENGTH} characters, got ${secret.length} ('gatehouse generate-secret' makes one)`);
   }
   return secret;
+}
+
+/**
+ * A secret file must be a regular file that group and others cannot read (API.md §9). A symlink is
+ * refused rather than followed: whoever can point it elsewhere chooses the credential.
+ */
+export function assertPrivateFile(path: string): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) throw new UsageError(`secret file ${path} is a symlink; give the file itself`);
+  if (!stat.isFile()) throw new UsageError(`secret file ${path} is not a regular file`);
+  const mode = stat.mode & 0o777;
+  if ((mode & 0o044) !== 0) {
+    throw new UsageError(`secret file ${path} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
+  }
+}
+
+export const exists = (path: string): boolean => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** What a secret file holds, without the surrounding whitespace (a trailing newline is not part of it). */
+export function readPrivateFile(path: string): string {
+  if (!exists(path)) throw new UsageError(`secret file ${path} does not exist`);
+  assertPrivateFile(path);
+  return readFileSync(path, 'utf8').trim();
 }

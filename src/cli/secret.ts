@@ -1,32 +1,8 @@
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateSecret } from '../security/random';
 import type { ServeConfig } from './config';
-import { checkSecret } from './secret-rules';
-import { UsageError } from './values';
-
-/**
- * A secret file must be a regular file that group and others cannot read (API.md §9). A symlink is
- * refused rather than followed: whoever can point it elsewhere chooses the credential.
- */
-function assertPrivateFile(path: string): void {
-  const stat = lstatSync(path);
-  if (stat.isSymbolicLink()) throw new UsageError(`secret file ${path} is a symlink; give the file itself`);
-  if (!stat.isFile()) throw new UsageError(`secret file ${path} is not a regular file`);
-  const mode = stat.mode & 0o777;
-  if ((mode & 0o044) !== 0) {
-    throw new UsageError(`secret file ${path} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
-  }
-}
-
-const exists = (path: string): boolean => {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { assertPrivateFile, checkSecret, exists, readPrivateFile } from './secret-rules';
 
 function readSecretFile(path: string): string {
   assertPrivateFile(path);
@@ -35,8 +11,7 @@ function readSecretFile(path: string): string {
 
 /** `--secret-file`: the file must exist and hold a valid secret. */
 export function loadSecretFile(path: string): string {
-  if (!exists(path)) throw new UsageError(`secret file ${path} does not exist`);
-  return checkSecret(readSecretFile(path), `secret file ${path}`);
+  return checkSecret(readPrivateFile(path), `secret file ${path}`);
 }
 
 /**

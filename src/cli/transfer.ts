@@ -8,6 +8,7 @@ import { createTransferService, type TransferService, type TransferStore } from 
 import { sqliteTransferStore } from '../transfer/store';
 import { postgresTransferStore } from '../transfer/store.pg';
 import { UsageError } from './config';
+import { readPrivateFile } from './secret-rules';
 import { parseUrl } from './values';
 import { checkedLinesInWorker } from './line-checker';
 import { fileSink, stdoutSink } from './ndjson';
@@ -27,14 +28,14 @@ function parse(command: TransferCommand, args: string[], env: Env) {
     parsed = parseArgs({
       args,
       allowPositionals: true,
-      options: { dir: { type: 'string' }, 'database-url': { type: 'string' }, ...(command === 'import' ? { 'on-conflict': { type: 'string' } } : {}) },
+      options: { dir: { type: 'string' }, 'database-url': { type: 'string' }, 'database-url-file': { type: 'string' }, ...(command === 'import' ? { 'on-conflict': { type: 'string' } } : {}) },
     });
   } catch (error) {
     throw new UsageError(`${command}: ${(error as Error).message.split('. ')[0]}`);
   }
-  const { dir, 'database-url': url } = parsed.values as Record<string, string | undefined>;
-  if (dir !== undefined && url !== undefined) throw new UsageError(`${command}: give --dir or --database-url, not both`);
-  const databaseUrl = url ?? (dir === undefined ? env.GATEHOUSE_DATABASE_URL || undefined : undefined);
+  const { dir, 'database-url': url, 'database-url-file': urlFile } = parsed.values as Record<string, string | undefined>;
+  if (dir !== undefined && (url !== undefined || urlFile !== undefined)) throw new UsageError(`${command}: give --dir or --database-url, not both`);
+  const databaseUrl = dir === undefined ? databaseUrlOf(url, urlFile, env) : undefined;
   if (databaseUrl !== undefined && command === 'backup') {
     throw new UsageError('backup copies the SQLite database only; back up PostgreSQL with its own tools (pg_dump)');
   }
@@ -46,6 +47,16 @@ function parse(command: TransferCommand, args: string[], env: Env) {
     positionals: parsed.positionals,
     onConflict: (parsed.values as Record<string, string | undefined>)['on-conflict'],
   };
+}
+
+/** `--database-url`, or `--database-url-file` read under the secret file's rules; a flag beats either variable. */
+function databaseUrlOf(url: string | undefined, file: string | undefined, env: Env): string | undefined {
+  if (url !== undefined && file !== undefined) throw new UsageError('give --database-url or --database-url-file, not both');
+  if (url !== undefined) return url;
+  if (file !== undefined) return readPrivateFile(file);
+  const [fromEnv, fileFromEnv] = [env.GATEHOUSE_DATABASE_URL || undefined, env.GATEHOUSE_DATABASE_URL_FILE || undefined];
+  if (fromEnv !== undefined && fileFromEnv !== undefined) throw new UsageError('GATEHOUSE_DATABASE_URL and GATEHOUSE_DATABASE_URL_FILE are both set; set one');
+  return fileFromEnv === undefined ? fromEnv : readPrivateFile(fileFromEnv);
 }
 
 /** The store of `--dir`'s SQLite database or of `--database-url`'s PostgreSQL, and how to let it go. */
