@@ -4,6 +4,9 @@
  * Installs PostgreSQL and Redis from Debian when missing and running as root; where that is not
  * possible the two runs are reported as skipped with the reason, never as passed. Ends with one line:
  * `N passed, N failed, N skipped`. Extra arguments go to every `bun test` (a file filter, `-t`, ...).
+ * The first run also holds the suites that start engines of their own, among them the contention
+ * suite (test/contention.test.ts): two real server processes on one PostgreSQL + Redis
+ * (test/support/two-processes.ts); without the engines its tests count as skipped, with the reason printed.
  */
 import { postgresAvailability } from './support/postgres';
 import { redisAvailability } from './support/redis';
