@@ -167,7 +167,7 @@ describe.skipIf(processes.skip)(`two server processes, ${PARALLEL} parallel requ
     const response = await authenticator.register(options.options);
     await ok(await pair().call(1, 'POST', `/users/${user}/passkeys`, { challenge_id: options.challenge_id, response }), 'registration');
     for (let round = 0; round < REPEATS; round++) {
-      const bodies = [];
+      const bodies: { challenge_id: string; response: unknown }[] = [];
       for (let n = 0; n < PARALLEL; n++) {
         const challenge = await ok(await pair().call(n, 'POST', '/passkey-authentication-options', {}), 'authentication options');
         bodies.push({ challenge_id: challenge.challenge_id, response: await authenticator.authenticate(challenge.options, { signCount: 100 * (round + 1) }) });
