@@ -16,12 +16,13 @@ afterEach(async () => {
   await redis.server().start();
 }, 30_000);
 
-function setup(options: { commandTimeoutMs?: number } = {}) {
+/** `prefix`: the same for two links that stand for two instances of one deployment. */
+function setup(options: { commandTimeoutMs?: number; prefix?: string } = {}) {
   const logs: Record<string, unknown>[] = [];
   const clock = () => 1_700_000_000_000;
   const link = new RedisLink({ url: redis.server().url, log: (fields) => logs.push(fields), probeIntervalMs: 100, commandTimeoutMs: options.commandTimeoutMs ?? 250 });
   links.push(link);
-  const limits = createSharedRateLimits({ link, clock, local: createRateLimits(clock), prefix: `fallback:${links.length}:` });
+  const limits = createSharedRateLimits({ link, clock, local: createRateLimits(clock), prefix: options.prefix ?? `fallback:${links.length}:` });
   const messages = () => logs.map((line) => `${line.level}: ${line.message}`);
   return { link, limits, logs, messages };
 }
@@ -103,6 +104,29 @@ describe.skipIf(redis.skip)('Redis killed and restarted while calls flow', () =>
     await redis.server().start();
     await until(() => link.available);
     expect(messages()).toEqual([LOST, BACK]);
+  });
+
+  test('blocks and lockouts set while Redis was down are written back when it returns: other instances enforce them', async () => {
+    const { link, limits } = setup({ prefix: 'write-back:' });
+    await link.start();
+    await redis.server().kill();
+    await until(() => !link.available);
+    // Five wrong passwords from one address and five wrong TOTP codes of one user, counted in this process only.
+    const started = [];
+    for (let i = 0; i < 5; i++) started.push((await limits.loginBlock.recordFailure('203.0.113.9')).locked, (await limits.totpVerify.recordFailure('user-9')).locked);
+    expect(started.filter(Boolean)).toHaveLength(2);
+    expect((await limits.loginBlock.check('203.0.113.9')).ok).toBe(false);
+    await redis.server().start();
+    await until(() => link.available);
+    // Another instance, whose own process counted nothing, asks Redis.
+    const other = setup({ prefix: 'write-back:' });
+    await other.link.start();
+    expect(other.link.available).toBe(true);
+    // The test's clock stands still: the full 15 minutes are left.
+    expect(await other.limits.loginBlock.check('203.0.113.9')).toEqual({ ok: false, retryAfterSeconds: 900 });
+    expect(await other.limits.totpVerify.check('user-9')).toEqual({ ok: false, retryAfterSeconds: 900 });
+    expect((await other.limits.loginBlock.check('203.0.113.10')).ok).toBe(true);
+    expect(await limits.loginBlock.check('203.0.113.9')).toEqual({ ok: false, retryAfterSeconds: 900 });
   });
 
   test('the password-check lock runs tasks one at a time in this process while Redis is down', async () => {

@@ -39,6 +39,12 @@ export class BoundedMap<V> {
     this.young.set(key, value);
   }
 
+  /** Every live entry, young first; for the rare full pass (Redis coming back), not the hot path. */
+  *entries(): IterableIterator<[string, V]> {
+    for (const [key, value] of this.young) if (!this.isStale(value)) yield [key, value];
+    for (const [key, value] of this.old) if (!this.young.has(key) && !this.isStale(value)) yield [key, value];
+  }
+
   delete(key: string): void {
     this.young.delete(key);
     this.old.delete(key);

@@ -96,6 +96,12 @@ export class FailureLockout {
     return locked ? LOCKED : NOT_LOCKED;
   }
 
+  /** The keys locked now, with the end of each lock. */
+  activeLocks(): [key: string, lockedUntil: number][] {
+    const now = this.opts.clock();
+    return [...this.entries.entries()].filter(([, entry]) => entry.lockedUntil > now).map(([key, entry]) => [key, entry.lockedUntil]);
+  }
+
   reset(key: string): void {
     const entry = this.entries.get(key);
     // An active lock stays: a success from a request that passed check() before the lock must not lift it.

@@ -80,6 +80,15 @@ end
 redis.call('PEXPIRE', KEYS[2], window + margin)
 return 0`);
 
+// A lock set elsewhere (in a process's own limits while Redis was down) ends at ARGV[2], unless the
+// one stored ends later; like a lock the script itself starts, it clears the failures counted.
+const RESTORE_LOCK = new RedisScript(`
+local now, lockedUntil, margin = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if lockedUntil <= now or tonumber(redis.call('GET', KEYS[1]) or '0') >= lockedUntil then return 0 end
+redis.call('SET', KEYS[1], lockedUntil, 'PX', lockedUntil - now + margin)
+redis.call('DEL', KEYS[2])
+return 1`);
+
 export class RedisFailureLockout implements FailureLockout {
   constructor(private readonly link: RedisLink, private readonly opts: { prefix: string; limit: number; windowMs: number; lockMs: number; clock: Clock }) {}
 
@@ -99,6 +108,11 @@ export class RedisFailureLockout implements FailureLockout {
     const { limit, windowMs, lockMs } = this.opts;
     const started = await RECORD_FAILURE.run(this.link, this.keys(key), [now, limit, windowMs, lockMs, `${now}:${crypto.randomUUID()}`, TTL_MARGIN_MS]);
     return { locked: Number(started) === 1 };
+  }
+
+  /** Makes `key` locked until `lockedUntil` (a time of the injected clock), unless it already is for longer. */
+  async restoreLock(key: string, lockedUntil: number): Promise<void> {
+    await RESTORE_LOCK.run(this.link, this.keys(key), [this.opts.clock(), lockedUntil, TTL_MARGIN_MS]);
   }
 
   /** Clears the failures. An active lock stays: a success from a request that passed check() before the lock must not lift it. */

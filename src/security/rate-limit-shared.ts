@@ -30,7 +30,7 @@ export class FallbackCreationWindow implements CreationWindow {
 }
 
 export class FallbackFailureLockout implements FailureLockout {
-  constructor(private readonly link: RedisLink, private readonly shared: FailureLockout, private readonly local: FailureLockout) {}
+  constructor(private readonly link: RedisLink, private readonly shared: RedisFailureLockout, private readonly local: FailureLockout) {}
   check(key: string): Promise<LimitResult> {
     return sharedOrLocal(this.link, () => this.shared.check(key), () => this.local.check(key));
   }
@@ -39,6 +39,11 @@ export class FallbackFailureLockout implements FailureLockout {
   }
   reset(key: string): Promise<void> {
     return sharedOrLocal(this.link, () => this.shared.reset(key), () => this.local.reset(key));
+  }
+  /** The locks this process set while Redis was down, written to Redis so every instance enforces them. */
+  async writeBack(): Promise<void> {
+    const locks = (await this.local.activeLocks?.()) ?? [];
+    await Promise.all(locks.map(([key, lockedUntil]) => this.shared.restoreLock(key, lockedUntil)));
   }
 }
 
@@ -49,10 +54,19 @@ export class FallbackFailureLockout implements FailureLockout {
 export function createSharedRateLimits(options: { link: RedisLink; clock: Clock; local: RateLimits; prefix?: string }): RateLimits {
   const { link, clock, local } = options;
   const prefix = options.prefix ?? 'gatehouse:';
+  const lockouts: FallbackFailureLockout[] = [];
+  // Blocks and lockouts set while Redis was down would otherwise hold in this process only (API.md §10).
+  link.onReturn(async () => {
+    await Promise.all(lockouts.map((lockout) => lockout.writeBack()));
+  });
   return assembleLimits({
     address: () => new FallbackTokenBucket(link, new RedisTokenBucket(link, { prefix: `${prefix}address:`, ...LIMIT_RULES.address, clock }), local.address),
     window: (name) => new FallbackCreationWindow(link, new RedisCreationWindow(link, { prefix: `${prefix}${name}:`, ...LIMIT_RULES.window, clock }), local[name]),
-    lockout: (name) => new FallbackFailureLockout(link, new RedisFailureLockout(link, { prefix: `${prefix}${name}:`, ...LIMIT_RULES.lockout, clock }), local[name]),
+    lockout: (name) => {
+      const lockout = new FallbackFailureLockout(link, new RedisFailureLockout(link, { prefix: `${prefix}${name}:`, ...LIMIT_RULES.lockout, clock }), local[name]);
+      lockouts.push(lockout);
+      return lockout;
+    },
     serial: new RedisKeyedLock(link, { prefix: `${prefix}serial:` }),
   });
 }

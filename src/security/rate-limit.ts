@@ -20,6 +20,8 @@ export interface FailureLockout {
   /** `locked`: this failure started a lock (true once per lock, for the event that reports it). */
   recordFailure(key: string): Promise<{ locked: boolean }>;
   reset(key: string): Promise<void>;
+  /** The keys locked now and when each lock ends: the per-process ones, to write back to Redis when it returns. */
+  activeLocks?(): Promise<[key: string, lockedUntil: number][]>;
 }
 /** Runs tasks with the same key one after another. */
 export interface KeyedLock {
@@ -93,6 +95,7 @@ export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
         check: async (key) => limiter.check(key),
         recordFailure: async (key) => limiter.recordFailure(key),
         reset: async (key) => limiter.reset(key),
+        activeLocks: async () => limiter.activeLocks(),
       };
     },
     serial: new KeyedSerializer(),

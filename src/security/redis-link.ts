@@ -32,6 +32,9 @@ export class RedisLink {
   private probing: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   private lost = false;
+  /** Redis is back and the return listeners run: commands go out, but callers keep to their own limits. */
+  private returning = false;
+  private readonly returnListeners: (() => Promise<void>)[] = [];
   private readonly commandTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly probeIntervalMs: number;
@@ -48,7 +51,15 @@ export class RedisLink {
   }
 
   get available(): boolean {
-    return this.client !== undefined;
+    return this.client !== undefined && !this.returning;
+  }
+
+  /**
+   * Runs `listener` each time Redis is reachable again after an outage, before the link counts as
+   * available, so state kept in the process meanwhile reaches Redis before anyone asks Redis for it.
+   */
+  onReturn(listener: () => Promise<void>): void {
+    this.returnListeners.push(listener);
   }
 
   /** Sends one command, or throws RedisUnavailableError at once when down or when it fails or times out. */
@@ -100,6 +111,7 @@ export class RedisLink {
     this.probing = setTimeout(async () => {
       this.probing = undefined;
       if (await this.tryConnect()) {
+        if (this.lost && !(await this.runReturnListeners())) return; // lost again meanwhile: probing again
         if (this.lost) this.options.log({ level: 'info', message: 'Redis is reachable again: limits are shared again' });
         this.lost = false;
       } else {
@@ -108,6 +120,19 @@ export class RedisLink {
     }, this.probeIntervalMs);
     // A link waiting for Redis must not keep a finished process alive.
     this.probing.unref?.();
+  }
+
+  /** Answers whether the link is still up afterwards. A listener's failure is logged, never thrown. */
+  private async runReturnListeners(): Promise<boolean> {
+    this.returning = true;
+    try {
+      await Promise.all(this.returnListeners.map((listener) => listener()));
+    } catch (error) {
+      this.options.log({ level: 'warn', message: 'Redis is back, but writing this process\'s limits to it failed', reason: error instanceof Error ? error.message : String(error) });
+    } finally {
+      this.returning = false;
+    }
+    return this.client !== undefined;
   }
 
   /** A fresh client that answered PING, installed as the link's connection. */
