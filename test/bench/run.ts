@@ -1,8 +1,9 @@
 // `bun run bench`: Gatehouse against its HTTP and hashing ceilings, measured in one run (issue 6).
 // Each ceiling runs right before the scenarios compared with it, so drift on a shared machine hurts the ratios less.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { floorBench } from './floor';
 import { ARGON2, hashingCeiling, slicedHashLoop } from './hashing';
 import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
 import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
@@ -99,6 +100,7 @@ async function main() {
     const idle = await withPeakRss(server.pid, () => Bun.sleep(3000));
     const idleRow: Row = { scenario: 'Idle (1 to 4 s after listening)', peakRssMb: idle.peakRssMb, note: `VmHWM since start ${readMemory(server.pid)?.hwmMb.toFixed(1)} MB` };
     const bare = await bareCeiling();
+    const floor = await floorRounds(dir, server, userId);
     const getUser = await scenario(server, `GET /users/{id} (${count(SMALL)} users)`, { path: `/users/${userId}` });
     const listSmall = await scenario(server, `GET /users page 1 (${count(SMALL)} users)`, { path: '/users' });
     const hashing = await verifyCeiling();
@@ -136,6 +138,7 @@ async function main() {
     const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond ?? NaN;
     const targets: Target[] = [
       target('GET /users/{id} ÷ bare Bun.serve', rate(getUser) / rate(bare), '≥', 0.6),
+      ...floor.targets,
       target('verify-password ÷ hashing ceiling', rate(verify) / rate(hashing), '≥', 0.9),
       target('verify-password p99 ÷ p50', verify.load!.p99Ms / verify.load!.p50Ms, '≤', 4),
       target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20),
@@ -151,6 +154,7 @@ async function main() {
     console.log(`Seeding ${count(LARGE)} users through the database layer took ${seedSeconds.toFixed(1)} s.\n`);
     console.log(table([bare, hashing, slicedRow, idleRow, getUser, listSmall, verify, passkeyLogin, listLarge, lastPage, create, startup]));
     console.log(`\nTargets:\n${targetLines(targets)}`);
+    console.log(`\nGET /users/{id} against the floor, rounds interleaved:\n${table(floor.rows)}`);
     console.log(`\nWatching it run (metrics, events, webhooks):\n${table(watching.rows)}\n\nTargets:\n${targetLines(watching.targets)}`);
     console.log(severalReport(several));
     console.log(
@@ -169,6 +173,28 @@ async function passkeyOnly(server: RunningServer, dir: string, userId: string): 
   console.log(machine(settings));
   console.log(table([verify, passkeyLogin]));
   console.log(`\nTargets:\n${targetLines([target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20)])}`);
+}
+
+/** Issue 26: the floor of the stack, FLOOR_ROUNDS (default 2) interleaved rounds on the running server. */
+function floorRounds(dir: string, server: RunningServer, userId: string) {
+  const measureGet = (on: RunningServer, name: string, path: string) => scenario(on, `${name}, load ${loadavg()[0]!.toFixed(1)}`, { path });
+  return floorBench({ dir: join(dir, 'data'), secret: SECRET, gatehouse: server, userId, rounds: Number(process.env.FLOOR_ROUNDS ?? 2), measure: measureGet });
+}
+
+/** BENCH_ONLY=floor: issue 26's rounds alone, on 1,000 users. */
+async function floorOnly(): Promise<void> {
+  ensureWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-floor-'));
+  try {
+    const { sampleIds } = seedUsers(join(dir, 'data'), SMALL, await Bun.password.hash(PASSWORD, ARGON2));
+    const server = await startGatehouse(join(dir, 'data'), SECRET);
+    const floor = await floorRounds(dir, server, sampleIds[0]!);
+    await server.stop();
+    console.log(machine(settings));
+    console.log(`${table(floor.rows)}\n\nTargets:\n${targetLines(floor.targets)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function severalReport(several: Awaited<ReturnType<typeof severalBench>>): string {
@@ -215,6 +241,7 @@ async function transfer() {
 }
 
 if (process.env.BENCH_ONLY === 'several') await severalOnly();
+else if (process.env.BENCH_ONLY === 'floor') await floorOnly();
 else {
   if (process.env.BENCH_ONLY !== 'transfer') await main();
   await transfer();
