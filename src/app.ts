@@ -67,11 +67,11 @@ export function createServices(stores: Stores, given: Platform) {
 }
 export type Services = ReturnType<typeof createServices>;
 
-export function createApp(services: Services, options: { log: Logger; docs?: boolean }) {
+export function createApp(services: Services, options: { docs?: boolean } = {}) {
   const findUser = services.users.find;
   const metrics = services.metrics;
   const app = new Elysia()
-    .use(httpConventions(options.log))
+    .use(httpConventions())
     .use(metrics === null ? new Elysia() : routeTemplates())
     .use(options.docs === false ? new Elysia() : docsPage())
     .use(statusRoutes(services.status))

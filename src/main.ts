@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { parseServeConfig, UsageError } from './cli/config';
 import { asksForHelp, GENERAL_HELP, helpText, isHelpTopic } from './cli/help';
 import { stopWithLauncher } from './cli/launcher';
+import { drainStdoutLog } from './http/log';
 import { generateSecret } from './security/random';
 import { VERSION } from './version';
 
@@ -51,7 +52,10 @@ async function main(args: string[]): Promise<void> {
       const shutdown = () => {
         if (stopping) return;
         stopping = true;
-        stop().then(() => process.exit(0));
+        // The access log's last lines may still wait for a slow reader of stdout.
+        stop()
+          .then(drainStdoutLog)
+          .then(() => process.exit(0));
       };
       process.on('SIGTERM', shutdown);
       process.on('SIGINT', shutdown);

@@ -71,7 +71,7 @@ describe('credential guard', () => {
       expectError(await h.call(method, path, { auth: null }), 401, 'NOT_AUTHENTICATED');
     }
     expect((await h.call('GET', '/docs/json', { auth: null })).status).toBe(200);
-    const withoutDocs = createHandler(createApp(h.services, { log: h.platform.log, docs: false }), { secret: SECRET, log: h.platform.log, docs: false });
+    const withoutDocs = createHandler(createApp(h.services, { docs: false }), { secret: SECRET, log: h.platform.log, docs: false });
     expect((await withoutDocs(new Request('http://localhost/docs'))).status).toBe(401);
   });
 
@@ -340,7 +340,7 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
   test('a response that breaks its own schema is UNKNOWN_ERROR, not the caller\'s INVALID_DATA', async () => {
     const h = createHarness();
     await h.ready;
-    const app = createApp(h.services, { log: h.platform.log }).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
+    const app = createApp(h.services).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
       response: { 200: t.Object({ name: t.String() }) },
     });
     const response = await createHandler(app as unknown as App, { secret: SECRET, log: h.platform.log })(

@@ -149,7 +149,7 @@ describe('docs page', () => {
   });
 
   test('can be switched off', async () => {
-    const handle = createApp(h.services, { log: h.platform.log, docs: false });
+    const handle = createApp(h.services, { docs: false });
     const response = await handle.handle(new Request('http://localhost/docs'));
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ error: 'NOT_FOUND' });

@@ -149,7 +149,7 @@ describe('label sets stay bounded under hostile traffic', () => {
 describe('handler without metrics', () => {
   test('createHandler works with no metrics service at all', async () => {
     const h = createHarness({ metrics: false });
-    const handle = createHandler(createApp(h.services, { log: h.platform.log }), { secret: SECRET, log: h.platform.log });
+    const handle = createHandler(createApp(h.services), { secret: SECRET, log: h.platform.log });
     expect((await handle(new Request('http://localhost/', { headers: { authorization: SECRET } }))).status).toBe(200);
   });
 });

@@ -47,7 +47,7 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   const shared = await openLimits(config, log);
   const metrics = config.metrics ? createMetricsService({ store: stores.metrics, hashing: hasher }) : null;
   const platform = buildPlatform(config, log, hasher, metrics, shared.limits);
-  const app = createApp(createServices(stores, platform), { log, docs: config.docs });
+  const app = createApp(createServices(stores, platform), { docs: config.docs });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,

@@ -1,8 +1,7 @@
 import { Elysia } from 'elysia';
 import { AppError } from '../errors';
-import { COMMON_HEADERS } from './headers';
 import { errorResponse } from './responses';
-import { describeError, type Logger, requestIdOf } from './log';
+import { describeError, noteFailure } from './log';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Request bodies are flat objects; this leaves ample room for nested unknown fields. */
@@ -71,24 +70,25 @@ export const requireObjectBody = ({ body }: { body: unknown }) => {
   if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new AppError('INVALID_DATA');
 };
 
-/** Body parsing and the single mapping of every failure to `{"error": CODE}`. Register before any route. */
-export function httpConventions(log: Logger) {
+/**
+ * Body parsing and the single mapping of every failure to `{"error": CODE}`. Register before any route.
+ * An unexpected failure is noted for the outer handler, which logs it with the request's id.
+ */
+export function httpConventions() {
   return new Elysia({ name: 'http-conventions' })
-    .headers(COMMON_HEADERS)
     .onParse({ as: 'global' }, parseJsonBody)
     .onError({ as: 'global' }, ({ code, error: thrown, request }) => {
       // Elysia wraps whatever a parser throws (our 413) in its own ParseError.
       const error = code === 'PARSE' && thrown.cause instanceof AppError ? thrown.cause : thrown;
       if (error instanceof AppError) {
-        const headers: Record<string, string> = {};
-        if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-        return errorResponse(error.errorCode, headers);
+        const retryAfter = error.retryAfterSeconds;
+        return errorResponse(error.errorCode, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
       }
       // A response that fails its own schema is our bug, not the caller's bad data.
       const isResponseCheck = code === 'VALIDATION' && (error as { type?: string }).type === 'response';
       if ((code === 'VALIDATION' && !isResponseCheck) || code === 'PARSE') return errorResponse('INVALID_DATA');
       if (code === 'NOT_FOUND') return errorResponse('NOT_FOUND');
-      log({ level: 'error', request_id: requestIdOf(request), ...describeError(error) });
+      noteFailure(request, describeError(error));
       return errorResponse('UNKNOWN_ERROR');
     });
 }

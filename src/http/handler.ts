@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { ErrorCode } from '../errors';
 import { errorResponse } from './responses';
 import { MAX_BODY_BYTES } from './conventions';
-import { type Logger, setRequestId } from './log';
+import { withCommonHeaders } from './headers';
+import { failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
 
@@ -53,7 +54,7 @@ export function createRequestHandler(options: {
   /** Told every answered request, with the template of the route it reached (undefined: none). */
   observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
 }): (request: Request) => Promise<Response> {
-  const observe = options.observe;
+  const { observe, log } = options;
   const secretDigest = sha256(options.secret);
   const isAuthorized = (header: string | null) =>
     header !== null && timingSafeEqual(sha256(header), secretDigest);
@@ -65,26 +66,33 @@ export function createRequestHandler(options: {
     const path = pathOf(url, pathStart);
     const request = withRoutableUrl(received, pathStart);
     const requestId = nextRequestId();
-    setRequestId(request, requestId);
     let response: Response;
     if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
       response = refuseUnread(request, 'NOT_AUTHENTICATED');
     } else if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
       response = refuseUnread(request, 'PAYLOAD_TOO_LARGE');
     } else {
-      response = await options.route(request);
+      response = withCommonHeaders(await options.route(request));
     }
     const ms = performance.now() - started;
-    observe?.(request.method, routeTemplateOf(request), response.status, ms / 1000);
+    const status = response.status;
+    if (status >= 500) logFailure(request, requestId);
+    observe?.(request.method, routeTemplateOf(request), status, ms / 1000);
     // Only the path: query strings may carry an email_query.
-    options.log({ request_id: requestId, method: request.method, path, status: response.status, ms: Math.round(ms * 100) / 100 });
+    log({ request_id: requestId, method: request.method, path, status, ms: Math.round(ms * 100) / 100 });
     return response;
   };
+
+  /** An unexpected failure, noted by the error hook, is logged here where the request's id is known. */
+  function logFailure(request: Request, requestId: string): void {
+    const failure = failureOf(request);
+    if (failure !== undefined) log({ level: 'error', request_id: requestId, ...failure });
+  }
 }
 
 /** Refused before its body was read: closing the connection stops a client still uploading it. */
 function refuseUnread(request: Request, errorCode: ErrorCode): Response {
-  return errorResponse(errorCode, request.body === null ? {} : { connection: 'close' });
+  return errorResponse(errorCode, request.body === null ? undefined : { connection: 'close' });
 }
 
 function pathOf(url: string, start: number): string {

@@ -1,10 +1,21 @@
 import { ERROR_STATUS, type ErrorCode } from '../errors';
 import { COMMON_HEADERS } from './headers';
 
-export function errorResponse(errorCode: ErrorCode, headers: Record<string, string> = {}): Response {
+// Built once: a Response copies the Headers it is given (it never shares them), so one instance serves every answer.
+const JSON_HEADERS = new Headers({ 'content-type': 'application/json;charset=utf-8', ...COMMON_HEADERS });
+const ERROR_HEADERS = new Headers({ 'content-type': 'application/json', ...COMMON_HEADERS });
+
+/**
+ * A 200 JSON answer with API.md §9's headers. Building it ourselves costs about a third of Elysia's
+ * Response.json with the headers merged per request; a route that returns it skips that (and
+ * Elysia's response schema check, so only for values whose type already holds them to the schema).
+ */
+export const jsonResponse = (value: unknown): Response => new Response(JSON.stringify(value), { headers: JSON_HEADERS });
+
+export function errorResponse(errorCode: ErrorCode, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify({ error: errorCode }), {
     status: ERROR_STATUS[errorCode],
-    headers: { 'content-type': 'application/json', ...COMMON_HEADERS, ...headers },
+    headers: headers === undefined ? ERROR_HEADERS : { 'content-type': 'application/json', ...COMMON_HEADERS, ...headers },
   });
 }
 

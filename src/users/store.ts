@@ -47,6 +47,8 @@ const viewColumns = {
   disabled: users.disabled,
   disabledUntil: users.disabledUntil,
 };
+/** A view's row as bun:sqlite answers it, in viewColumns' order (booleans as 0 or 1). */
+type ViewValues = [string, number, string | null, number, number, number, number, number | null];
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
 
@@ -65,7 +67,10 @@ function preparePage(db: Db, options: ListOptions) {
 
 /** Queries are prepared once per database: these run on every request that names a user. */
 export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
-  const viewById = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
+  // The hottest read (GET /users/{id}): Drizzle writes the SQL once and bun:sqlite runs it, skipping Drizzle's
+  // per-call placeholder filling and row mapping (about 2 µs of the read's 20 in-process).
+  const viewSql = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).toSQL().sql;
+  const viewById = db.$client.query<never, [string]>(viewSql);
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare();
@@ -81,8 +86,10 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
 
   return {
     async findView(id, now) {
-      const row = viewById.get({ id });
-      return row && toUserView(row, now);
+      const row = viewById.values(id)[0] as ViewValues | undefined;
+      if (row === undefined) return undefined;
+      const [, createdAt, email, emailVerified, registeredTotp, passkeyCount, disabled, disabledUntil] = row;
+      return toUserView({ id: row[0], createdAt, email, emailVerified: emailVerified === 1, registeredTotp, passkeyCount, disabled: disabled === 1, disabledUntil }, now);
     },
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),

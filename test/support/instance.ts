@@ -49,7 +49,7 @@ function build(settings: InstanceSettings, stores: (onOutboxWrite: () => void) =
   const swappable = new Proxy({} as RateLimits, { get: (_, name) => instance.limits[name as keyof RateLimits] });
   const platform: Platform = { clock: settings.clock, breach: settings.breach, limits: swappable, hasher, log: settings.log, relyingParty: settings.relyingParty, metrics };
   const services = createServices(built, platform);
-  const app = createApp(services, { log: settings.log });
+  const app = createApp(services);
   if (settings.webhook !== undefined) {
     const { timings, ...target } = settings.webhook;
     sender = startWebhookSender({ store: built.webhooks, target, clock: settings.clock, log: settings.log, timings, onAttempt: metrics?.countDeliveryAttempt });
