@@ -11,10 +11,10 @@ if (dir === undefined || secret === undefined) throw new Error('usage: bun floor
 
 const db = new Database(join(dir, 'gatehouse.db'));
 const byId = db.query<
-  { id: string; created_at: number; email: string | null; email_verified: number; registered_totp: number; passkey_count: number },
+  { id: string; created_at: number; email: string | null; email_verified: number; registered_totp: number; passkey_count: number; disabled: number; disabled_until: number | null },
   [string]
 >(
-  `select id, created_at, email, email_verified,
+  `select id, created_at, email, email_verified, disabled, disabled_until,
      exists(select 1 from totp_credentials where totp_credentials.user_id = users.id) as registered_totp,
      (select count(*) from passkeys where passkeys.user_id = users.id) as passkey_count
    from users where id = ?`,
@@ -25,6 +25,8 @@ const app = new Elysia()
     if (request.headers.get('authorization') !== secret) return status(401, { error: 'NOT_AUTHENTICATED' });
     const row = byId.get(params.id);
     if (row === null) return status(404, { error: 'NOT_FOUND' });
+    // A passed disabled_until reads as enabled (API.md §14), as in Gatehouse's view.
+    const disabled = row.disabled === 1 && (row.disabled_until === null || row.disabled_until > Date.now() / 1000);
     return {
       id: row.id,
       created_at: row.created_at,
@@ -32,6 +34,8 @@ const app = new Elysia()
       email_verified: row.email_verified === 1,
       registered_totp: row.registered_totp === 1,
       passkey_count: row.passkey_count,
+      disabled,
+      disabled_until: disabled ? row.disabled_until : null,
     };
   })
   .listen({ port: 0, hostname: '127.0.0.1' });
