@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
 import { describeError, type Logger } from '../http/log';
 import { toUnixSeconds, type Clock } from '../security/clock';
-import { codeMatches } from '../security/digest';
+import { codeMatches, constantTimeEqual, normalizeCode, sha256Hex } from '../security/digest';
 import { enforce, type FailureLockout } from '../security/rate-limit';
 import { REQUEST_KINDS, type CodeRequestStore } from './store';
 
@@ -12,6 +12,15 @@ export const newRequestTimes = (nowSeconds: number) => ({
   createdAt: nowSeconds,
   expiresAt: nowSeconds + REQUEST_LIFETIME_SECONDS,
 });
+
+/**
+ * Codes shown once and stored only as a hash (password reset: API.md §7): SHA-256 of
+ * the upper-cased code, as codes are case-insensitive.
+ */
+export const hashCode = (code: string): string => sha256Hex(normalizeCode(code));
+
+/** Whether `given` is the code whose hash is stored, in constant time. */
+export const matchesCodeHash = (given: string, storedHash: string): boolean => constantTimeEqual(hashCode(given), storedHash);
 
 export interface CodeAttempt {
   userId: string;

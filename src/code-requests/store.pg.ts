@@ -22,12 +22,12 @@ export function recordWrongCodePg(
   rows: CountedPgRequests,
   id: string,
   nowSeconds: number,
-  alsoInTransaction: (tx: PgTx) => Promise<void> = async () => {},
+  alsoInTransaction: (tx: PgTx, outcome: WrongCodeOutcome) => Promise<void> = async () => {},
 ): Promise<WrongCodeOutcome> {
   return inTransaction(db, async (tx) => {
     const owner = await lockOwner(tx, rows.table.userId, rows.key, id);
     const outcome = owner === undefined ? 'gone' : await countWrongCode(tx, rows, id, nowSeconds);
-    await alsoInTransaction(tx);
+    await alsoInTransaction(tx, outcome);
     return outcome;
   });
 }

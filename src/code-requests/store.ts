@@ -21,28 +21,28 @@ export type WrongCodeOutcome = 'counted' | 'invalidated' | 'gone';
 /**
  * Counts one wrong code on a live row with a conditional increment, and deletes the row on the 5th,
  * in one transaction: parallel wrong codes can never get more than five tries. For feature stores;
- * `alsoInTransaction` appends the wrong code's events (they are written also when the row is gone).
+ * `alsoInTransaction` appends the wrong code's events, told the outcome (so it may write them also
+ * when the row is gone, or only when the code was counted).
  */
 export function recordWrongCode(
   db: Db,
   rows: CountedRequests,
   id: string,
   nowSeconds: number,
-  alsoInTransaction: (tx: Tx) => void = () => {},
+  alsoInTransaction: (tx: Tx, outcome: WrongCodeOutcome) => void = () => {},
 ): WrongCodeOutcome {
   const counter = sql.identifier(rows.table.failedAttempts.name);
   return db.transaction((tx) => {
-    alsoInTransaction(tx);
     // all(), not get(): on raw SQL drizzle's get() answers an array of values, not a named row.
     const [counted] = tx.all<{ attempts: number }>(
       sql`update ${rows.table} set ${counter} = ${counter} + 1
           where ${rows.key} = ${id} and ${counter} < ${MAX_WRONG_CODES} and ${isLive(rows.table.expiresAt, nowSeconds)}
           returning ${counter} as attempts`,
     );
-    if (counted === undefined) return 'gone';
-    if (counted.attempts < MAX_WRONG_CODES) return 'counted';
-    tx.run(sql`delete from ${rows.table} where ${rows.key} = ${id}`);
-    return 'invalidated';
+    const outcome: WrongCodeOutcome = counted === undefined ? 'gone' : counted.attempts < MAX_WRONG_CODES ? 'counted' : 'invalidated';
+    if (outcome === 'invalidated') tx.run(sql`delete from ${rows.table} where ${rows.key} = ${id}`);
+    alsoInTransaction(tx, outcome);
+    return outcome;
   });
 }
 

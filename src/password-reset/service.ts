@@ -1,17 +1,13 @@
-import { newRequestTimes } from '../code-requests/service';
+import { hashCode, matchesCodeHash, newRequestTimes } from '../code-requests/service';
 import { AppError } from '../errors';
 import { draft } from '../events/model';
 import { rejectBreached, type BreachChecker } from '../security/breach-check';
 import { nowSeconds, type Clock } from '../security/clock';
-import { constantTimeEqual, normalizeCode, sha256Hex } from '../security/digest';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
 import { type CreatedResetRequestView, type ResetRequestView, toResetRequestView } from './model';
 import type { PasswordResetStore, ResetRequestRecord } from './store';
-
-/** Codes are case-insensitive, so the hash is of the upper-cased form. */
-const hashCode = (code: string): string => sha256Hex(normalizeCode(code));
 
 export interface PasswordResetDeps {
   store: PasswordResetStore;
@@ -45,7 +41,7 @@ export function createPasswordResetService({ store, hasher, breach, limits, cloc
     /** Every wrong code counts, also once the request is verified; the 5th invalidates it (API.md §9). */
     async verifyEmail(request: ResetRequestRecord, input: { code: string; clientIp: string | null }): Promise<void> {
       await spendAddressToken(limits, input.clientIp);
-      if (constantTimeEqual(hashCode(input.code), request.codeHash)) {
+      if (matchesCodeHash(input.code, request.codeHash)) {
         if (!(await store.markVerified(request.id, now()))) throw new AppError('NOT_FOUND');
         return;
       }
