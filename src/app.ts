@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia';
+import { emailSignInRoutes } from './email-sign-in/routes';
+import { createEmailSignInService } from './email-sign-in/service';
 import { emailUpdateRoutes } from './email-update/routes';
 import { createEmailUpdateService } from './email-update/service';
 import { emailVerificationRoutes } from './email-verification/routes';
@@ -57,6 +59,7 @@ export function createServices(stores: Stores, given: Platform) {
     passwords: createPasswordsService({ ...platform, store: stores.passwords, users: stores.users }),
     emailVerification: createEmailVerificationService({ ...platform, store: stores.emailVerification }),
     emailUpdate: createEmailUpdateService({ ...platform, store: stores.emailUpdate }),
+    emailSignIn: createEmailSignInService({ ...platform, store: stores.emailSignIn, users: stores.users }),
     totp: createTotpService({ ...platform, store: stores.totp }),
     recoveryCode: createRecoveryCodeService({ ...platform, store: stores.recoveryCode }),
     passwordReset: createPasswordResetService({ ...platform, store: stores.passwordReset }),
@@ -82,6 +85,7 @@ export function createApp(services: Services, options: { docs?: boolean } = {}) 
     .use(totpRoutes(services.totp, findUser))
     .use(recoveryCodeRoutes(services.recoveryCode, findUser))
     .use(passwordResetRoutes(services.passwordReset, findUser))
+    .use(emailSignInRoutes(services.emailSignIn, findUser))
     .use(passkeysRoutes(services.passkeys, findUser))
     .use(eventsRoutes(services.events))
     .use(metrics === null ? new Elysia() : metricsRoutes(metrics));

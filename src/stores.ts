@@ -1,4 +1,5 @@
 import { postgresCodeRequestStore } from './code-requests/store.pg';
+import { postgresEmailSignInStore } from './email-sign-in/store.pg';
 import { postgresEmailUpdateStore } from './email-update/store.pg';
 import { postgresEventAppender, postgresEventStore } from './events/store.pg';
 import { postgresMetricsStore } from './metrics/store.pg';
@@ -15,6 +16,7 @@ import { sqliteCodeRequestStore } from './code-requests/store';
 import type { Db } from './db/client';
 import type { PgDb } from './db/pg-client';
 import { asAvailableStore } from './db/pg-deadline';
+import { sqliteEmailSignInStore } from './email-sign-in/store';
 import { sqliteEmailUpdateStore } from './email-update/store';
 import { sqliteEmailVerificationStore } from './email-verification/store';
 import { sqlitePasskeyStore } from './passkeys/store';
@@ -40,6 +42,7 @@ export function sqliteStores(db: Db, options: { webhookOutbox?: boolean; onOutbo
     passwordReset: sqlitePasswordResetStore(db, append),
     emailVerification: sqliteEmailVerificationStore(db, append),
     emailUpdate: sqliteEmailUpdateStore(db, append),
+    emailSignIn: sqliteEmailSignInStore(db, append),
     totp: sqliteTotpStore(db, append),
     recoveryCode: sqliteRecoveryCodeStore(db, append),
     status: sqliteStatusStore(db),
@@ -68,6 +71,7 @@ export function postgresStores(db: PgDb, options: { webhookOutbox?: boolean; onO
     passwordReset: guard(postgresPasswordResetStore(db, append)),
     emailVerification: guard(postgresEmailVerificationStore(db, append)),
     emailUpdate: guard(postgresEmailUpdateStore(db, append)),
+    emailSignIn: guard(postgresEmailSignInStore(db, append)),
     totp: guard(postgresTotpStore(db, append)),
     recoveryCode: guard(postgresRecoveryCodeStore(db, append)),
     status: guard(postgresStatusStore(db)),

@@ -114,6 +114,10 @@ describe('OpenAPI document', () => {
       'POST /verify-new-email': 'verifyNewEmail',
       'POST /users/{id}/regenerate-recovery-code': 'regenerateRecoveryCode',
       'POST /users/{id}/reset-2fa': 'resetSecondFactors',
+      'POST /email-sign-in-requests': 'createEmailSignInRequest',
+      'POST /authenticate/email-code': 'authenticateWithEmailCode',
+      'GET /users/{id}/email-sign-in-requests': 'listEmailSignInRequests',
+      'DELETE /users/{id}/email-sign-in-requests': 'deleteEmailSignInRequests',
       'GET /metrics': 'getMetrics',
     };
     const now = Object.fromEntries(operations.filter(({ route }) => route in published).map(({ route, operationId }) => [route, operationId]));

@@ -294,7 +294,7 @@ describe('createRateLimits', () => {
     const limits = createRateLimits(clock);
     for (let i = 0; i < 5; i++) expect((await limits.address.consume('ip')).ok).toBe(true);
     expect(await limits.address.consume('ip')).toEqual(refusedFor(10));
-    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) {
+    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests, limits.emailSignInRequests]) {
       for (let i = 0; i < 3; i++) expect((await window.hit('u')).ok).toBe(true);
       expect(await window.hit('u')).toEqual(refusedFor(15 * 60));
     }

@@ -19,6 +19,7 @@ const HTTP_SUITES = [
   'test/password-reset.test.ts',
   'test/email-verification.test.ts',
   'test/email-update.test.ts',
+  'test/email-sign-in.test.ts',
   'test/totp.test.ts',
   'test/conventions.test.ts',
   'test/passkeys.test.ts',

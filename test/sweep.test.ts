@@ -30,6 +30,9 @@ function insertEmailRequests(db: Db, userId: string, expiresAt: number): void {
   db.$client
     .query("insert into email_update_requests (id, user_id, created_at, expires_at, email, code) values (?, ?, ?, ?, 'n@example.com', 'ABCDEFGH')")
     .run(`u-${userId}`, userId, expiresAt - 600, expiresAt);
+  db.$client
+    .query("insert into email_sign_in_requests (id, user_id, created_at, expires_at, email, code_hash) values (?, ?, ?, ?, 'n@example.com', 'h')")
+    .run(`s-${userId}`, userId, expiresAt - 600, expiresAt);
 }
 
 const countOf = (db: Db, table: string): number =>
@@ -51,7 +54,7 @@ const sweeperOf = (h: ReturnType<typeof createHarness>, intervalMs: number) =>
 const nextTick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('sweepExpired', () => {
-  test('deletes rows with expires_at <= now from all three request tables and keeps live ones', async () => {
+  test('deletes rows with expires_at <= now from all four request tables and keeps live ones', async () => {
     const db = openDatabase(null);
     for (const id of ['expired', 'boundary', 'live']) insertUser(db, id);
     insertEmailRequests(db, 'expired', NOW_S - 1);
@@ -61,14 +64,15 @@ describe('sweepExpired', () => {
     insertResetRequests(db, 'boundary', NOW_S, 2);
     insertResetRequests(db, 'live', NOW_S + 1, 4);
 
-    expect(await sweepExpired(db, START_MS)).toBe(5 + 2 * 2);
+    expect(await sweepExpired(db, START_MS)).toBe(5 + 2 * 3);
     expect(countOf(db, 'password_reset_requests')).toBe(4);
     expect(countOf(db, 'email_verification_requests')).toBe(1);
     expect(countOf(db, 'email_update_requests')).toBe(1);
+    expect(countOf(db, 'email_sign_in_requests')).toBe(1);
     const left = db.$client.query('select distinct user_id from password_reset_requests').all() as { user_id: string }[];
     expect(left).toEqual([{ user_id: 'live' }]);
     expect(await sweepExpired(db, START_MS)).toBe(0);
-    expect(await sweepExpired(db, START_MS + 1000)).toBe(6); // the rest expire a second later
+    expect(await sweepExpired(db, START_MS + 1000)).toBe(7); // the rest expire a second later
   });
 
   test('works in batches: maxBatches bounds one call, and the next call continues', async () => {

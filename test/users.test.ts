@@ -262,10 +262,11 @@ describe('DELETE /users/{id}', () => {
       await insertRows(h, 'passwordResetRequests', [{ id: generateId(), userId, createdAt: 1, expiresAt: 2, codeHash: 'h' }]);
       await insertRows(h, 'emailVerificationRequests', [{ userId, createdAt: 1, expiresAt: 2, code: 'ABCDEFGH' }]);
       await insertRows(h, 'emailUpdateRequests', [{ id: generateId(), userId, createdAt: 1, expiresAt: 2, email: 'n@example.com', code: 'ABCDEFGH' }]);
+      await insertRows(h, 'emailSignInRequests', [{ id: generateId(), userId, createdAt: 1, expiresAt: 2, email: 'n@example.com', codeHash: 'h' }]);
       await insertRows(h, 'totpCredentials', [{ userId, createdAt: 1, key: 'AAAA', lastUsedStep: 0 }]);
     }
     expect((await h.call('DELETE', `/users/${doomed}`)).status).toBe(204);
-    const tables: TableName[] = ['passwordResetRequests', 'emailVerificationRequests', 'emailUpdateRequests', 'totpCredentials'];
+    const tables: TableName[] = ['passwordResetRequests', 'emailVerificationRequests', 'emailUpdateRequests', 'emailSignInRequests', 'totpCredentials'];
     for (const table of tables) {
       const owners = (await rowsOf(h, table)).map((row) => row.userId);
       expect({ table, owners }).toEqual({ table, owners: [kept] });

@@ -5,7 +5,7 @@ import { codeMatches, constantTimeEqual, normalizeCode, sha256Hex } from '../sec
 import { enforce, type FailureLockout } from '../security/rate-limit';
 import { REQUEST_KINDS, type CodeRequestStore } from './store';
 
-/** Password reset, email verification and email update requests all live 10 minutes (API.md §3). */
+/** Password reset, email verification, email update and email sign-in requests all live 10 minutes (API.md §3, §15). */
 const REQUEST_LIFETIME_SECONDS = 10 * 60;
 
 export const newRequestTimes = (nowSeconds: number) => ({
@@ -14,7 +14,7 @@ export const newRequestTimes = (nowSeconds: number) => ({
 });
 
 /**
- * Codes shown once and stored only as a hash (password reset: API.md §7): SHA-256 of
+ * Codes shown once and stored only as a hash (password reset, email sign-in: API.md §7): SHA-256 of
  * the upper-cased code, as codes are case-insensitive.
  */
 export const hashCode = (code: string): string => sha256Hex(normalizeCode(code));

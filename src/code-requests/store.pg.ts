@@ -2,7 +2,7 @@ import { and, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { PgDb, PgTx } from '../db/pg-client';
 import { inTransaction, lockOwner } from '../db/pg-transaction';
-import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
+import { challenges, emailSignInRequests, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
 import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type WrongCodeOutcome } from './store';
 
 export const isLivePg = (expiresAt: PgColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);
@@ -50,6 +50,7 @@ const TABLES = {
   password_reset: passwordResetRequests,
   email_update: emailUpdateRequests,
   email_verification: emailVerificationRequests,
+  email_sign_in: emailSignInRequests,
   passkey_challenge: challenges,
 } as const;
 

@@ -1,7 +1,7 @@
 import { getTableName, gt, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db, Tx } from '../db/client';
-import { challenges, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
+import { challenges, emailSignInRequests, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
 export const MAX_WRONG_CODES = 5;
@@ -46,9 +46,9 @@ export function recordWrongCode(
   });
 }
 
-/** The three request kinds, and passkey challenges (API.md §13), which expire the same way. */
-export type RequestKind = 'password_reset' | 'email_update' | 'email_verification' | 'passkey_challenge';
-export const REQUEST_KINDS: RequestKind[] = ['password_reset', 'email_update', 'email_verification', 'passkey_challenge'];
+/** The four request kinds (API.md §3, §15), and passkey challenges (API.md §13), which expire the same way. */
+export type RequestKind = 'password_reset' | 'email_update' | 'email_verification' | 'email_sign_in' | 'passkey_challenge';
+export const REQUEST_KINDS: RequestKind[] = ['password_reset', 'email_update', 'email_verification', 'email_sign_in', 'passkey_challenge'];
 
 /** What the sweep needs from storage. */
 export interface CodeRequestStore {
@@ -60,6 +60,7 @@ const TABLES = {
   password_reset: passwordResetRequests,
   email_update: emailUpdateRequests,
   email_verification: emailVerificationRequests,
+  email_sign_in: emailSignInRequests,
   passkey_challenge: challenges,
 } as const;
 

@@ -7,6 +7,7 @@ import passkeys from '../../drizzle/0003_passkeys.sql' with { type: 'text' };
 import eventsAndWebhookOutbox from '../../drizzle/0004_events_and_webhook_outbox.sql' with { type: 'text' };
 import userDisabled from '../../drizzle/0005_user_disabled.sql' with { type: 'text' };
 import eventWebhookId from '../../drizzle/0006_event_webhook_id.sql' with { type: 'text' };
+import emailSignInRequests from '../../drizzle/0007_email_sign_in_requests.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -20,6 +21,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0004_events_and_webhook_outbox': eventsAndWebhookOutbox,
   '0005_user_disabled': userDisabled,
   '0006_event_webhook_id': eventWebhookId,
+  '0007_email_sign_in_requests': emailSignInRequests,
 };
 
 export interface MigrationMeta {

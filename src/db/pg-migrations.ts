@@ -7,6 +7,7 @@ import eventsAndWebhookOutbox from '../../drizzle/pg/0003_events_and_webhook_out
 import userCountByCaller from '../../drizzle/pg/0004_user_count_by_caller.sql' with { type: 'text' };
 import userDisabled from '../../drizzle/pg/0005_user_disabled.sql' with { type: 'text' };
 import eventWebhookId from '../../drizzle/pg/0006_event_webhook_id.sql' with { type: 'text' };
+import emailSignInRequests from '../../drizzle/pg/0007_email_sign_in_requests.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -20,6 +21,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0004_user_count_by_caller': userCountByCaller,
   '0005_user_disabled': userDisabled,
   '0006_event_webhook_id': eventWebhookId,
+  '0007_email_sign_in_requests': emailSignInRequests,
 };
 
 export interface PgMigrationMeta {

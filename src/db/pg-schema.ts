@@ -86,6 +86,24 @@ export const passwordResetRequests = pgTable(
   ],
 );
 
+/** Sign in with an emailed code (API.md §15): `email` is where the code went; the code is kept only as a hash. */
+export const emailSignInRequests = pgTable(
+  'email_sign_in_requests',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    ...requestLifetimeColumns(),
+    email: text('email').notNull(),
+    codeHash: text('code_hash').notNull(),
+  },
+  (table) => [
+    index('email_sign_in_requests_user').on(table.userId, table.createdAt, table.id),
+    index('email_sign_in_requests_expires').on(table.expiresAt),
+  ],
+);
+
 export const totpCredentials = pgTable('totp_credentials', {
   userId: text('user_id')
     .primaryKey()

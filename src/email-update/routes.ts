@@ -79,7 +79,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
           tag: TAG,
           description:
             'Success sets the user\'s email to the new address, verified, and invalidates every email update request for that address ' +
-            '(any user) and every password reset request of the user. Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired ' +
+            '(any user) and every password reset and email sign-in request of the user. Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired ' +
             'or invalidated request), TOO_MANY_REQUESTS (5 wrong codes of this user here within 15 minutes lock this endpoint for the user ' +
             'for 15 minutes; verify-email has its own lockout; a correct code clears the count), INCORRECT_CODE (the 5th wrong code ' +
             'invalidates the request), EMAIL_ALREADY_USED (another user took the address meanwhile; the request is invalidated).',

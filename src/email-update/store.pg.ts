@@ -3,7 +3,7 @@ import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-req
 import type { PgDb } from '../db/pg-client';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/pg-errors';
 import { inTransaction, lockUser, lockUsers } from '../db/pg-transaction';
-import { emailUpdateRequests as requests, passwordResetRequests, users } from '../db/pg-schema';
+import { emailSignInRequests, emailUpdateRequests as requests, passwordResetRequests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { EmailUpdateStore } from './store';
 
@@ -56,6 +56,7 @@ export function postgresEmailUpdateStore(db: PgDb, append: AppendEventsPg): Emai
           await tx.update(users).set({ email: request.email, emailVerified: true }).where(eq(users.id, request.userId));
           await tx.delete(requests).where(eq(requests.email, request.email));
           await tx.delete(passwordResetRequests).where(eq(passwordResetRequests.userId, request.userId));
+          await tx.delete(emailSignInRequests).where(eq(emailSignInRequests.userId, request.userId));
           await append(tx, events);
           return 'updated';
         });

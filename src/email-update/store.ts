@@ -2,7 +2,7 @@ import { and, asc, eq, ne } from 'drizzle-orm';
 import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
 import { isForeignKeyViolation } from '../db/constraints';
-import { emailUpdateRequests as requests, passwordResetRequests, users } from '../db/schema';
+import { emailSignInRequests, emailUpdateRequests as requests, passwordResetRequests, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
 
@@ -37,7 +37,7 @@ export interface EmailUpdateStore {
   /**
    * Claims (deletes) the request so it is redeemed once; if another user took the address meanwhile,
    * stops there ('taken', the request stays invalidated); else sets the address as verified and
-   * invalidates every request for that address and every reset request of the user, at once.
+   * invalidates every request for that address and every reset and sign-in request of the user, at once.
    * `events` are appended only when the address was set.
    */
   apply(request: UpdateRequestRecord, nowSeconds: number, events: EventDraft[]): Promise<EmailUpdateOutcome>;
@@ -81,6 +81,7 @@ export function sqliteEmailUpdateStore(db: Db, append: AppendEvents): EmailUpdat
         tx.update(users).set({ email: request.email, emailVerified: true }).where(eq(users.id, request.userId)).run();
         tx.delete(requests).where(eq(requests.email, request.email)).run();
         tx.delete(passwordResetRequests).where(eq(passwordResetRequests.userId, request.userId)).run();
+        tx.delete(emailSignInRequests).where(eq(emailSignInRequests.userId, request.userId)).run();
         append(tx, events);
         return 'updated';
       });

@@ -4,7 +4,7 @@ import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 
 export const TAG = 'Events';
 
-/** Every event type of API.md §12 and §13. */
+/** Every event type of API.md §12, §13 and §15. */
 export const EVENT_TYPES = [
   'user.created',
   'user.deleted',
@@ -26,6 +26,8 @@ export const EVENT_TYPES = [
   'passkey.removed',
   'passkey.used',
   'passkey.failed',
+  'email_code.used',
+  'email_code.incorrect',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -29,6 +29,7 @@ const DOCS_TAGS = [
   { name: 'Email verification', description: "Verify a user's email address" },
   { name: 'Email update', description: "Change a user's email address" },
   { name: 'Two-factor', description: 'TOTP and the recovery code' },
+  { name: 'Email sign-in', description: "Sign in without a password, with a code emailed to the user's address" },
   { name: 'Passkeys', description: 'WebAuthn: register passkeys, log in without a password, or use one as the second factor' },
   { name: 'Events', description: 'Security events, oldest first, to read on from the last one seen' },
   { name: 'Metrics', description: 'Prometheus metrics of the running server' },

@@ -39,6 +39,8 @@ export interface RateLimits {
   resetRequests: CreationWindow;
   emailVerificationRequests: CreationWindow;
   emailUpdateRequests: CreationWindow;
+  /** Creations of email sign-in requests (API.md §15). */
+  emailSignInRequests: CreationWindow;
   totpVerify: FailureLockout;
   totpRegister: FailureLockout;
   reset2fa: FailureLockout;
@@ -58,7 +60,7 @@ export const LIMIT_RULES = {
   lockout: { limit: 5, windowMs: FIFTEEN_MINUTES, lockMs: FIFTEEN_MINUTES },
 } as const;
 
-const WINDOWS = ['resetRequests', 'emailVerificationRequests', 'emailUpdateRequests'] as const;
+const WINDOWS = ['resetRequests', 'emailVerificationRequests', 'emailUpdateRequests', 'emailSignInRequests'] as const;
 const LOCKOUTS = ['loginBlock', 'totpVerify', 'totpRegister', 'reset2fa', 'emailVerify', 'emailUpdateVerify', 'passkeyVerify'] as const;
 export type WindowName = (typeof WINDOWS)[number];
 export type LockoutName = (typeof LOCKOUTS)[number];
@@ -119,6 +121,7 @@ export const LIMIT_NAMES = {
   resetRequests: 'reset_requests',
   emailVerificationRequests: 'email_verification_requests',
   emailUpdateRequests: 'email_update_requests',
+  emailSignInRequests: 'email_sign_in_requests',
   totpVerify: 'totp_verify',
   totpRegister: 'totp_register',
   reset2fa: 'reset_2fa',

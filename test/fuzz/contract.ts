@@ -163,6 +163,7 @@ function allowance(sent: Sent, code: string): Allowance | undefined {
   if (code === 'INCORRECT_CODE' && path === '/password-reset-requests/:id/verify-email') return { table: 'password_reset_requests', key: sent.pathId!, rule: 'counter' };
   if (code === 'INCORRECT_CODE' && path === '/users/:id/verify-email') return { table: 'email_verification_requests', key: sent.pathId!, rule: 'counter' };
   if (code === 'INCORRECT_CODE' && path === '/verify-new-email') return { table: 'email_update_requests', key: bodyKey, rule: 'counter' };
+  if (code === 'INCORRECT_CODE' && path === '/authenticate/email-code') return { table: 'email_sign_in_requests', key: bodyKey, rule: 'counter' };
   if (code === 'EMAIL_ALREADY_USED' && path === '/verify-new-email') return { table: 'email_update_requests', key: bodyKey, rule: 'vanish' };
   // A verification that ran used its challenge up, successful or not (API.md §13).
   if ((code === 'PASSKEY_VERIFICATION_FAILED' || code === 'PASSKEY_ALREADY_REGISTERED') && typeof challengeId === 'string') return { table: 'challenges', key: challengeId, rule: 'vanish' };
@@ -172,9 +173,9 @@ function allowance(sent: Sent, code: string): Allowance | undefined {
 const LAST_ATTEMPT = 4;
 
 /**
- * The events a refused request appends (API.md §12, §13): a wrong password or an unknown email at
- * login, the wrong codes that count toward a second-factor lockout and failed passkey verifications,
- * each maybe with the lock it started.
+ * The events a refused request appends (API.md §12, §13, §15): a wrong password or an unknown email at
+ * login, a wrong emailed sign-in code, the wrong codes that count toward a second-factor lockout and
+ * failed passkey verifications, each maybe with the lock it started.
  */
 function allowedEvents(sent: Sent, code: string): string[][] {
   const { path } = sent.route;
@@ -183,6 +184,7 @@ function allowedEvents(sent: Sent, code: string): string[][] {
   if ((code === 'INCORRECT_PASSWORD' && passwordChecks.includes(path)) || (code === 'NOT_FOUND' && path === '/authenticate/password')) {
     return [['password.incorrect'], ['password.incorrect', 'address.blocked']];
   }
+  if (code === 'INCORRECT_CODE' && path === '/authenticate/email-code') return [['email_code.incorrect'], ['email_code.incorrect', 'address.blocked']];
   if (code === 'INCORRECT_CODE' && secondFactors.includes(path)) {
     // A replayed TOTP code is refused without counting: it is not a guess at the key.
     const replay = path === '/users/:id/verify-2fa/totp' ? [[]] : [];

@@ -32,6 +32,7 @@ const id = (name: string) => `${name}${'2'.repeat(24)}`.slice(0, 24);
 export const USERS = { bare: id('fzbare'), mail: id('fzmaiw'), totp: id('fztotp') };
 export const RESETS = { open: id('fzresetqpen'), last: id('fzresetwast'), expired: id('fzresetexp') };
 export const UPDATES = { fresh: id('fzupdnew'), taken: id('fzupdtaken'), last: id('fzupdwast'), expired: id('fzupdexp') };
+export const SIGN_INS = { open: id('fzsignqpen'), last: id('fzsignwast'), expired: id('fzsignexp') };
 export const RECOVERY_CODE = 'RECQVERYCQDE2345';
 export const EMAILS = { mail: 'ada@example.com', totp: 'bob@example.com', fresh: 'ada.new@example.com', last: 'new-bob@example.com' };
 export const CODES = {
@@ -44,6 +45,9 @@ export const CODES = {
   updateTaken: 'UPDTAKEN',
   updateLast: 'UPDZZZZ4',
   updateExpired: 'UPDXP222',
+  signInOpen: 'SGNQPEN2',
+  signInLast: 'SGNZZZZ4',
+  signInExpired: 'SGNXP222',
 };
 
 const keyBytes = (first: number) => Uint8Array.from({ length: 20 }, (_, i) => first + i);
@@ -72,6 +76,10 @@ const update = (rid: string, userId: string, email: string, code: string, times:
   id: rid, user_id: userId, ...times, email, code, failed_attempts: failed,
 });
 
+const signIn = (rid: string, userId: string, email: string, code: string, times: typeof live, failed: number) => ({
+  id: rid, user_id: userId, ...times, email, code_hash: sha256Hex(code), failed_attempts: failed,
+});
+
 /** Rows by table, inserted in this order (users first for the foreign keys). */
 const SEED: Record<string, Record<string, unknown>[]> = {
   users: [user(USERS.bare, null, false), user(USERS.mail, EMAILS.mail, false), user(USERS.totp, EMAILS.totp, true)],
@@ -90,6 +98,11 @@ const SEED: Record<string, Record<string, unknown>[]> = {
     reset(RESETS.open, USERS.mail, CODES.resetOpen, live, 0),
     reset(RESETS.last, USERS.totp, CODES.resetLast, live, 4, true),
     reset(RESETS.expired, USERS.bare, CODES.resetExpired, expired, 0),
+  ],
+  email_sign_in_requests: [
+    signIn(SIGN_INS.open, USERS.mail, EMAILS.mail, CODES.signInOpen, live, 0),
+    signIn(SIGN_INS.last, USERS.totp, EMAILS.totp, CODES.signInLast, live, 4),
+    signIn(SIGN_INS.expired, USERS.mail, EMAILS.mail, CODES.signInExpired, expired, 0),
   ],
   totp_credentials: [{ user_id: USERS.totp, created_at: NOW - 600, key: TOTP_KEYS.seeded, last_used_step: LAST_USED_STEP }],
   ...PASSKEYS.rows,
@@ -130,7 +143,7 @@ export function takeSnapshot(sqlite: Database): Snapshot {
 /** Spends every limit of the seeded users and of the client_ip values the fuzzer sends, to reach TOO_MANY_REQUESTS. */
 export async function exhaustLimits(limits: RateLimits, clientIps: string[]): Promise<void> {
   for (const userId of Object.values(USERS)) {
-    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests]) for (let i = 0; i < 3; i++) await window.hit(userId);
+    for (const window of [limits.resetRequests, limits.emailVerificationRequests, limits.emailUpdateRequests, limits.emailSignInRequests]) for (let i = 0; i < 3; i++) await window.hit(userId);
     for (const lockout of [limits.totpVerify, limits.totpRegister, limits.reset2fa, limits.emailVerify, limits.emailUpdateVerify, limits.passkeyVerify]) for (let i = 0; i < 5; i++) await lockout.recordFailure(userId);
   }
   for (const ip of clientIps) {

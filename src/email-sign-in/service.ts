@@ -1,0 +1,78 @@
+import { hashCode, matchesCodeHash, newRequestTimes } from '../code-requests/service';
+import { AppError } from '../errors';
+import { draft } from '../events/model';
+import type { EventStore } from '../events/store';
+import { countFailedLogin, guardLogin } from '../passwords/service';
+import { nowSeconds, type Clock } from '../security/clock';
+import { normalizeEmail } from '../security/email-address';
+import { generateId, generateOneTimeCode } from '../security/random';
+import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
+import type { UserView } from '../users/model';
+import type { UserStore } from '../users/store';
+import { toSignInRequestView, type CreatedSignInRequestView, type SignInRequestView } from './model';
+import type { EmailSignInStore, SignInRequestRecord } from './store';
+
+export interface EmailSignInDeps {
+  store: EmailSignInStore;
+  users: UserStore;
+  limits: RateLimits;
+  events: EventStore;
+  clock: Clock;
+}
+
+/** Sign in with an emailed code (API.md §15), on the code-request machinery every emailed code shares. */
+export function createEmailSignInService({ store, users, limits, events, clock }: EmailSignInDeps) {
+  const now = () => nowSeconds(clock);
+
+  /**
+   * Counted on the request (its 5th wrong code invalidates it) with its event, then toward the
+   * address's login block like a wrong password. A request gone meanwhile counts nothing.
+   */
+  async function refuseWrongCode(request: SignInRequestRecord, clientIp: string | null): Promise<never> {
+    const time = now();
+    const counted = await store.recordWrongCode(request.id, time, [draft('email_code.incorrect', time, request.userId, clientIp)]);
+    if (counted === 'gone') throw new AppError('INVALID_REQUEST');
+    if (await countFailedLogin(limits, clientIp)) await events.append([draft('address.blocked', time, request.userId, clientIp)]);
+    throw new AppError('INCORRECT_CODE');
+  }
+
+  return {
+    list: async (userId: string): Promise<SignInRequestView[]> => (await store.listLive(userId, now())).map(toSignInRequestView),
+    deleteAllOf: (userId: string) => store.deleteAllOf(userId),
+
+    /**
+     * The address token is spent first, also for an address nobody holds, so probing addresses costs
+     * what asking for a code does; then the user, then the user's own limit of creations.
+     */
+    async create(input: { email: string; clientIp: string | null }): Promise<CreatedSignInRequestView> {
+      await spendAddressToken(limits, input.clientIp);
+      const user = await users.findByEmail(normalizeEmail(input.email));
+      if (user === undefined || user.email === null) throw new AppError('NOT_FOUND');
+      enforce(await limits.emailSignInRequests.hit(user.id));
+      const code = generateOneTimeCode();
+      const record = { id: generateId(), userId: user.id, ...newRequestTimes(now()), failedAttempts: 0, email: user.email, codeHash: hashCode(code) };
+      // The user was deleted after the lookup.
+      if (!(await store.insert(record))) throw new AppError('NOT_FOUND');
+      return { ...toSignInRequestView(record), code };
+    },
+
+    /**
+     * INVALID_REQUEST, then the address's token and login block (checks from one address one at a
+     * time, as for passwords), then the code. Success consumes the request and verifies the address.
+     */
+    async authenticate(input: { requestId: string; code: string; clientIp: string | null }): Promise<UserView> {
+      const request = await store.findLive(input.requestId, now());
+      if (request === undefined) throw new AppError('INVALID_REQUEST');
+      return guardLogin(limits, input.clientIp, async () => {
+        if (!matchesCodeHash(input.code, request.codeHash)) return refuseWrongCode(request, input.clientIp);
+        // The address is verified by this very code: email_code.used says both.
+        const used = [draft('email_code.used', now(), request.userId, input.clientIp)];
+        if ((await store.redeem(request, now(), used)) === 'gone') throw new AppError('INVALID_REQUEST');
+        const view = await users.findView(request.userId, now());
+        if (view === undefined) throw new AppError('INVALID_REQUEST');
+        return view;
+      });
+    },
+  };
+}
+export type EmailSignInService = ReturnType<typeof createEmailSignInService>;

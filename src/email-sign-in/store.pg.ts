@@ -1,0 +1,59 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
+import type { PgDb } from '../db/pg-client';
+import { isForeignKeyViolation } from '../db/pg-errors';
+import { inTransaction, lockUser } from '../db/pg-transaction';
+import { emailSignInRequests as requests, users } from '../db/pg-schema';
+import type { AppendEventsPg } from '../events/store.pg';
+import type { EmailSignInStore } from './store';
+
+const counted: CountedPgRequests = { table: requests, key: requests.id };
+const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLivePg(requests.expiresAt, nowSeconds));
+
+export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): EmailSignInStore {
+  return {
+    async insert(record) {
+      try {
+        await db.insert(requests).values(record);
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    findLive: async (id, nowSeconds) => (await db.select().from(requests).where(live(id, nowSeconds)))[0],
+    listLive: (userId, nowSeconds) =>
+      db
+        .select()
+        .from(requests)
+        .where(and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds)))
+        .orderBy(asc(requests.createdAt), asc(requests.id)),
+    async deleteAllOf(userId) {
+      await inTransaction(db, async (tx) => {
+        if (await lockUser(tx, userId)) await tx.delete(requests).where(eq(requests.userId, userId));
+      });
+    },
+    recordWrongCode: (id, nowSeconds, events) =>
+      recordWrongCodePg(db, counted, id, nowSeconds, async (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
+    /**
+     * Locks the request's user first (the lock order), so a change of the user commits wholly before
+     * or after, and parallel redemptions wait there; the DELETE … RETURNING then claims the request,
+     * and a twin finds nothing to delete.
+     */
+    redeem: (request, nowSeconds, events) =>
+      inTransaction(db, async (tx) => {
+        if (!(await lockUser(tx, request.userId))) return 'gone';
+        const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, request.userId));
+        if (user === undefined) return 'gone';
+        if (user.email !== request.email) {
+          await tx.delete(requests).where(eq(requests.id, request.id));
+          return 'gone';
+        }
+        const claimed = await tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id });
+        if (claimed.length === 0) return 'gone';
+        await tx.update(users).set({ emailVerified: true }).where(eq(users.id, request.userId));
+        await append(tx, events);
+        return 'signed_in';
+      }),
+  };
+}

@@ -1,0 +1,88 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
+import type { Db } from '../db/client';
+import { isForeignKeyViolation } from '../db/constraints';
+import { emailSignInRequests as requests, users } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
+
+export interface SignInRequestRecord {
+  id: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+  failedAttempts: number;
+  /** The address the code was sent to (normalised): the code proves that one, and no other. */
+  email: string;
+  /** SHA-256 of the upper-cased code; the code itself is never stored. */
+  codeHash: string;
+}
+
+/**
+ * `signed_in`: consumed, the address marked verified, the events appended. `gone`: consumed, expired
+ * or invalidated meanwhile, or the user's address is no longer the one the code was sent to (the
+ * request is then deleted).
+ */
+export type RedeemOutcome = 'signed_in' | 'gone';
+
+/** Each method is one atomic unit (API.md §1, Atomicity). */
+export interface EmailSignInStore {
+  /** False when the user no longer exists. */
+  insert(record: SignInRequestRecord): Promise<boolean>;
+  findLive(id: string, nowSeconds: number): Promise<SignInRequestRecord | undefined>;
+  /** Oldest first, ties by id. */
+  listLive(userId: string, nowSeconds: number): Promise<SignInRequestRecord[]>;
+  deleteAllOf(userId: string): Promise<void>;
+  /** The request's own counter, and the wrong code's events (only if it was counted); the 5th wrong code deletes it. */
+  recordWrongCode(id: string, nowSeconds: number, events: EventDraft[]): Promise<WrongCodeOutcome>;
+  /**
+   * Consumes the request and marks the user's address verified, at once: of parallel redemptions
+   * exactly one finds the request. `events` are appended only when it was consumed.
+   */
+  redeem(request: SignInRequestRecord, nowSeconds: number, events: EventDraft[]): Promise<RedeemOutcome>;
+}
+
+const counted: CountedRequests = { table: requests, key: requests.id };
+const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLive(requests.expiresAt, nowSeconds));
+
+export function sqliteEmailSignInStore(db: Db, append: AppendEvents): EmailSignInStore {
+  return {
+    async insert(record) {
+      try {
+        db.insert(requests).values(record).run();
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    findLive: async (id, nowSeconds) => db.select().from(requests).where(live(id, nowSeconds)).get(),
+    listLive: async (userId, nowSeconds) =>
+      db
+        .select()
+        .from(requests)
+        .where(and(eq(requests.userId, userId), isLive(requests.expiresAt, nowSeconds)))
+        .orderBy(asc(requests.createdAt), asc(requests.id))
+        .all(),
+    async deleteAllOf(userId) {
+      db.delete(requests).where(eq(requests.userId, userId)).run();
+    },
+    recordWrongCode: async (id, nowSeconds, events) =>
+      recordWrongCode(db, counted, id, nowSeconds, (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
+    async redeem(request, nowSeconds, events) {
+      return db.transaction((tx) => {
+        const user = tx.select({ email: users.email }).from(users).where(eq(users.id, request.userId)).get();
+        if (user === undefined) return 'gone';
+        if (user.email !== request.email) {
+          tx.delete(requests).where(eq(requests.id, request.id)).run();
+          return 'gone';
+        }
+        const claimed = tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id }).get();
+        if (claimed === undefined) return 'gone';
+        tx.update(users).set({ emailVerified: true }).where(eq(users.id, request.userId)).run();
+        append(tx, events);
+        return 'signed_in';
+      });
+    },
+  };
+}
