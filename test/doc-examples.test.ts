@@ -1,11 +1,12 @@
 import { describe, expect, test } from 'bun:test';
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_STATUS } from '../src/errors';
 import { EVENT_TYPES } from '../src/events/model';
 import { LIMIT_NAMES } from '../src/security/rate-limit';
 import { ensureDebianPackages, reportSkipped } from './support/debian-packages';
 import { freePort } from './support/engine-process';
+import { FIREBASE_EXAMPLE, PASSWORD, VECTORS } from './password-formats.vectors';
 import { cleanEnv, REPO_ROOT, tempDirsOfThisFile } from './support/server-process';
 
 /**
@@ -28,7 +29,11 @@ interface Block {
   code: string;
   /** Null when checked. */
   notChecked: string | null;
+  /** Run on its own with sample input (below) instead of in the page's session. */
+  onSamples: boolean;
 }
+
+const ON_SAMPLES = '<!-- checked on sample exports in test/doc-examples.test.ts -->';
 
 function shellBlocks(page: string): Block[] {
   const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
@@ -38,7 +43,7 @@ function shellBlocks(page: string): Block[] {
     const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
     if (lines[i] === '```sh') {
       const reason = /^<!-- not checked: (.+) -->$/.exec(lines[i - 1] ?? '')?.[1] ?? null;
-      blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), notChecked: reason });
+      blocks.push({ line: i + 1, code: lines.slice(i + 1, end).join('\n'), notChecked: reason, onSamples: lines[i - 1] === ON_SAMPLES });
     }
     i = end;
   }
@@ -66,9 +71,18 @@ function processesIn(dir: string): number[] {
     .map(Number);
 }
 
-async function runSession(page: string, blocks: Block[]): Promise<{ exitCode: number; output: string; leftRunning: number[] }> {
+interface Extras {
+  /** Files to put in the directory first, by name. */
+  files?: Record<string, string>;
+  env?: Record<string, string>;
+  /** Run after the blocks, before the server stops. */
+  after?: string;
+}
+
+async function runSession(page: string, blocks: Block[], extras: Extras = {}): Promise<{ exitCode: number; output: string; leftRunning: number[] }> {
   const clone = tempDir();
   for (const entry of CLONE_ENTRIES) symlinkSync(join(REPO_ROOT, entry), join(clone, entry));
+  for (const [name, text] of Object.entries(extras.files ?? {})) writeFileSync(join(clone, name), text);
   mkdirSync(join(clone, '.npm'));
   const port = await freePort();
   const code = blocks.map((block) => `# ${page}:${block.line}\n${block.code}`).join('\n');
@@ -79,6 +93,7 @@ async function runSession(page: string, blocks: Block[]): Promise<{ exitCode: nu
     'curl() { command curl --fail-with-body "$@"; }',
     ...(startsServer ? [] : ['npx gatehouse serve > server.log 2>&1 &', 'until curl -so /dev/null localhost:4000/health; do sleep 0.2; done']),
     code,
+    extras.after ?? '',
     ...(startsServer ? [] : ['kill $!']),
   ]
     .join('\n')
@@ -87,7 +102,7 @@ async function runSession(page: string, blocks: Block[]): Promise<{ exitCode: nu
   const output = join(clone, 'session-output.txt');
   const proc = Bun.spawn(['bash', '-c', script], {
     cwd: clone,
-    env: cleanEnv({ GATEHOUSE_PORT: String(port), GATEHOUSE_PWNED_CHECK: 'offline', npm_config_cache: join(clone, '.npm') }),
+    env: cleanEnv({ GATEHOUSE_PORT: String(port), GATEHOUSE_PWNED_CHECK: 'offline', npm_config_cache: join(clone, '.npm'), ...extras.env }),
     stdout: Bun.file(output),
     stderr: 'inherit',
   });
@@ -104,7 +119,7 @@ async function runSession(page: string, blocks: Block[]): Promise<{ exitCode: nu
 
 describe.skipIf(skip)('the shell examples of the README and docs/ run as written', () => {
   for (const page of PAGES) {
-    const checked = shellBlocks(page).filter((block) => block.notChecked === null);
+    const checked = shellBlocks(page).filter((block) => block.notChecked === null && !block.onSamples);
     if (checked.length === 0) continue;
     test(`${page}: its ${checked.length} examples, as one session`, async () => {
       const result = await runSession(page, checked);
@@ -112,6 +127,55 @@ describe.skipIf(skip)('the shell examples of the README and docs/ run as written
       expect({ page, leftRunning: result.leftRunning }).toEqual({ page, leftRunning: [] });
     }, 120_000);
   }
+});
+
+/** The guides that turn another system's export into lines: run on small exports in that system's layout. */
+describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, on sample exports', () => {
+  const guide = (heading: string) => {
+    const text = readFileSync(join(REPO_ROOT, 'docs/migrating.md'), 'utf8');
+    const from = text.indexOf(`## ${heading}`);
+    const block = shellBlocks('docs/migrating.md').find((b) => b.onSamples && text.split('\n').slice(0, b.line).join('\n').length > from)!;
+    expect(block).toBeDefined();
+    return block;
+  };
+  const login = (email: string, password: string) =>
+    `curl -s -H "Authorization: $(cat gatehouse_data/secret)" localhost:4000/authenticate/password -d '${JSON.stringify({ email, password })}' | jq -e '.email == "${email}"'`;
+  const hashOf = (label: string) => VECTORS.find((v) => v.label === label)!.hash;
+
+  test('Firebase: auth:export JSON and the project parameters → lines that sign in with the old password', async () => {
+    // Firebase's published example: its project parameters, and a user's salt and hash.
+    const [, , , salt, passwordHash, separator, signerKey] = FIREBASE_EXAMPLE.hash.split('$');
+    const users = {
+      users: [
+        { localId: 'fb-1', email: 'user1@example.com', emailVerified: true, passwordHash, salt, createdAt: '1700000000123' },
+        { localId: 'fb-2', email: 'google-only@example.com', providerUserInfo: [{ providerId: 'google.com' }], createdAt: '1700000000456' },
+      ],
+    };
+    const result = await runSession('docs/migrating.md (Firebase)', [guide('Moving from Firebase Authentication')], {
+      files: { 'users.json': JSON.stringify(users) },
+      env: { SIGNER_KEY: signerKey!, SALT_SEPARATOR: separator! },
+      after: [`test "$(wc -l < users.ndjson)" = 1`, login('user1@example.com', FIREBASE_EXAMPLE.password)].join('\n'),
+    });
+    expect({ exitCode: result.exitCode, output: result.exitCode === 0 ? '' : result.output }).toEqual({ exitCode: 0, output: '' });
+    expect(result.leftRunning).toEqual([]);
+  }, 120_000);
+
+  test('Auth0: the password-hash export → lines that sign in with the old password', async () => {
+    const lines = [
+      { _id: { $oid: '60425da93519d90068f82966' }, email: 'ada@example.com', email_verified: true, passwordHash: hashOf('$2b$'), connection: 'Username-Password-Authentication' },
+      { _id: { $oid: '60425da93519d90068f82967' }, alt_id: 'legacy-7', identifiers: [{ type: 'email', value: 'grace@example.com', verified: true }], passwordHash: hashOf('$2a$'), connection: 'Username-Password-Authentication' },
+    ];
+    const result = await runSession('docs/migrating.md (Auth0)', [guide('Moving from Auth0')], {
+      files: { 'auth0-password-hashes.ndjson': lines.map((line) => JSON.stringify(line)).join('\n') + '\n' },
+      after: [
+        login('ada@example.com', PASSWORD),
+        login('grace@example.com', PASSWORD),
+        `curl -s -H "Authorization: $(cat gatehouse_data/secret)" 'localhost:4000/users/auth0%7Clegacy-7' | jq -e '.email_verified'`,
+      ].join('\n'),
+    });
+    expect({ exitCode: result.exitCode, output: result.exitCode === 0 ? '' : result.output }).toEqual({ exitCode: 0, output: '' });
+    expect(result.leftRunning).toEqual([]);
+  }, 120_000);
 });
 
 describe('which examples are checked', () => {
@@ -133,6 +197,13 @@ describe('which examples are checked', () => {
 
   test('every block left unchecked says why', () => {
     for (const block of all.filter((b) => b.notChecked !== null)) expect(block.notChecked!.length).toBeGreaterThan(10);
+  });
+
+  test('the blocks checked on sample exports are the Firebase and Auth0 guides', () => {
+    expect(all.filter((b) => b.onSamples).map((b) => [b.page, b.code.includes('.users[]') ? 'firebase' : b.code.includes('auth0|') ? 'auth0' : '?'])).toEqual([
+      ['docs/migrating.md', 'firebase'],
+      ['docs/migrating.md', 'auth0'],
+    ]);
   });
 
   test('no example calls the command anything but npx gatehouse (or the built ./dist/gatehouse)', () => {
