@@ -7,7 +7,7 @@ import { LIMIT_NAMES } from '../src/security/rate-limit';
 import { ensureDebianPackages, reportSkipped } from './support/debian-packages';
 import { freePort } from './support/engine-process';
 import { FIREBASE_EXAMPLE, PASSWORD, VECTORS } from './password-formats.vectors';
-import { cleanEnv, REPO_ROOT, tempDirsOfThisFile } from './support/server-process';
+import { cleanEnv, REPO_ROOT, startServer, tempDirsOfThisFile } from './support/server-process';
 
 /**
  * The docs' shell examples, run as written: every ```sh block of README.md and docs/*.md, unless the
@@ -176,6 +176,47 @@ describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, on sampl
     expect({ exitCode: result.exitCode, output: result.exitCode === 0 ? '' : result.output }).toEqual({ exitCode: 0, output: '' });
     expect(result.leftRunning).toEqual([]);
   }, 120_000);
+});
+
+/** The webhook receiver of docs/operating.md, run as written beside a server that sends to it. */
+describe('the webhook receiver example', () => {
+  const operating = readFileSync(join(REPO_ROOT, 'docs/operating.md'), 'utf8');
+  const receiver = /```js\n(import \{ Webhook \} from 'standardwebhooks';[\s\S]*?)```/.exec(operating)![1]!;
+
+  async function deliveries(receiverSecret: string, serverSecret: string): Promise<Record<string, number>> {
+    const dir = tempDir();
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
+    writeFileSync(join(dir, 'receiver.js'), receiver);
+    const port = await freePort();
+    // Bun.serve without a port listens on $PORT.
+    const proc = Bun.spawn([process.execPath, 'receiver.js'], { cwd: dir, env: cleanEnv({ PORT: String(port), GATEHOUSE_WEBHOOK_SECRET: receiverSecret }), stdout: 'ignore', stderr: 'inherit' });
+    try {
+      while (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST' }).then(() => false, () => true)) await Bun.sleep(50);
+      const server = await startServer({ extraArgs: ['--webhook-url', `http://127.0.0.1:${port}/`, '--webhook-secret', serverSecret] });
+      expect((await server.request('POST', '/users', { email: 'ada@example.com', password: 'plum orbit kettle quietly' })).status).toBe(200);
+      const outcomes: Record<string, number> = {};
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline && Object.keys(outcomes).length === 0; await Bun.sleep(100)) {
+        const metrics = await (await server.request('GET', '/metrics')).text();
+        for (const m of metrics.matchAll(/^gatehouse_webhook_delivery_attempts_total\{outcome="([a-z]+)"\} (\d+)$/gm)) if (Number(m[2]) > 0) outcomes[m[1]!] = Number(m[2]);
+      }
+      await server.stop();
+      return outcomes;
+    } finally {
+      proc.kill();
+      await proc.exited;
+    }
+  }
+
+  const secret = () => `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64')}`;
+
+  test('with the same secret, the receiver acknowledges the signed event', async () => {
+    const key = secret();
+    expect(await deliveries(key, key)).toEqual({ delivered: 1 });
+  }, 60_000);
+
+  test('with another secret, it refuses it (the sender retries)', async () => {
+    expect(await deliveries(secret(), secret())).toEqual({ retry: 1 });
+  }, 60_000);
 });
 
 describe('which examples are checked', () => {
