@@ -29,6 +29,7 @@ const HTTP_SUITES = [
   'test/webhooks.test.ts',
   'test/imported-hashes.test.ts',
   'test/transfer-round-trip.test.ts',
+  'test/client.test.ts',
 ];
 
 interface Tally {

@@ -1,7 +1,7 @@
 import { DOCUMENTED_AS } from './fields';
 
 type Node = Record<string, unknown>;
-type Operation = { responses?: Record<string, { content?: Record<string, unknown> }> };
+type Operation = { requestBody?: unknown; responses?: Record<string, { content?: Record<string, unknown> }> };
 export type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> } & Node;
 
 /** Every object in the document, parents before children. */
@@ -37,6 +37,20 @@ function stateDocumentedRules(document: OpenApiDocument): void {
 }
 
 /**
+ * In request bodies, `additionalProperties: true` is JSON Schema's default, so saying it changes
+ * nothing for a validator; but type generators turn it into an index signature, and a typed object
+ * such as the browser library's RegistrationResponseJSON is then not assignable to the body type.
+ * (Answers keep it: linters check their examples as closed objects unless it is said.)
+ */
+function dropDefaultAdditionalProperties(document: OpenApiDocument): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const node of objectsIn(operation.requestBody)) if (node.additionalProperties === true) delete node.additionalProperties;
+    }
+  }
+}
+
+/**
  * The served document, from the generator's: a copy, since the generator's objects may be the very
  * schemas the routes validate with.
  */
@@ -44,5 +58,6 @@ export function finishDocument(generated: unknown): OpenApiDocument {
   const document = JSON.parse(JSON.stringify(generated)) as OpenApiDocument;
   dropVoidContent(document);
   stateDocumentedRules(document);
+  dropDefaultAdditionalProperties(document);
   return document;
 }
