@@ -102,6 +102,17 @@ describe('every operation through @gatehouse/client', () => {
     expect(await ok(gatehouse.listPasswordResetRequests({ id: userId }))).toEqual([]);
   });
 
+  test('sign in with an emailed code', async () => {
+    const { email } = await ok(gatehouse.getUser({ id: userId }));
+    const request = await ok(gatehouse.createEmailSignInRequest({ email: email!, client_ip: '203.0.113.7' }));
+    expect((await ok(gatehouse.listEmailSignInRequests({ id: userId }))).map((r) => r.id)).toEqual([request.id]);
+    expect((await ok(gatehouse.authenticateWithEmailCode({ request_id: request.id, code: request.code }))).id).toBe(userId);
+    expect((await gatehouse.authenticateWithEmailCode({ request_id: request.id, code: request.code })).error).toEqual({ status: 400, code: 'INVALID_REQUEST' });
+    await ok(gatehouse.createEmailSignInRequest({ email: email! }));
+    expect(await ok(gatehouse.deleteEmailSignInRequests({ id: userId }))).toBeNull();
+    expect(await ok(gatehouse.listEmailSignInRequests({ id: userId }))).toEqual([]);
+  });
+
   test('passkeys', async () => {
     const authenticator = softAuthenticator();
     const registration = await ok(gatehouse.createPasskeyRegistrationOptions({ id: userId }));

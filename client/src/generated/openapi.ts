@@ -250,7 +250,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm an email update with its code
-         * @description Success sets the user's email to the new address, verified, and invalidates every email update request for that address (any user) and every password reset request of the user. Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired or invalidated request), TOO_MANY_REQUESTS (5 wrong codes of this user here within 15 minutes lock this endpoint for the user for 15 minutes; verify-email has its own lockout; a correct code clears the count), INCORRECT_CODE (the 5th wrong code invalidates the request), EMAIL_ALREADY_USED (another user took the address meanwhile; the request is invalidated).
+         * @description Success sets the user's email to the new address, verified, and invalidates every email update request for that address (any user) and every password reset and email sign-in request of the user. Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired or invalidated request), TOO_MANY_REQUESTS (5 wrong codes of this user here within 15 minutes lock this endpoint for the user for 15 minutes; verify-email has its own lockout; a correct code clears the count), INCORRECT_CODE (the 5th wrong code invalidates the request), EMAIL_ALREADY_USED (another user took the address meanwhile; the request is invalidated).
          */
         post: operations["verifyNewEmail"];
         delete?: never;
@@ -443,6 +443,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/email-sign-in-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an email sign-in request
+         * @description Returns the request with its 8-character code, which the caller emails to the address; the code is never shown again. The request expires after 10 minutes. Checks in order: INVALID_DATA, TOO_MANY_REQUESTS for client_ip's tokens (spent also for an address nobody holds), NOT_FOUND (no user has this address, compared NFC-normalised and lower-cased), TOO_MANY_REQUESTS (at most 3 creations per user in any 15 minutes).
+         */
+        post: operations["createEmailSignInRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/authenticate/email-code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Authenticate with an emailed code
+         * @description Success answers the user, consumes the request and marks the user's email verified; the user's password, TOTP and passkeys are untouched (ask for a second factor after this step as after a password). Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired, used or invalidated request), TOO_MANY_REQUESTS (client_ip's tokens, and its login block: 5 wrong passwords, passkeys or codes from one address within 15 minutes block it for 15 minutes), INCORRECT_CODE (counts toward that block, and on the request: the 5th wrong code invalidates it). Of parallel correct redemptions exactly one succeeds; the others answer INVALID_REQUEST.
+         */
+        post: operations["authenticateWithEmailCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/email-sign-in-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's email sign-in requests
+         * @description The live (unexpired, unused, not invalidated) requests, oldest first, ties by id. Codes are not included.
+         */
+        get: operations["listEmailSignInRequests"];
+        put?: never;
+        post?: never;
+        /** Delete all of a user's email sign-in requests */
+        delete: operations["deleteEmailSignInRequests"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/passkey-authentication-options": {
         parameters: {
             query?: never;
@@ -577,7 +638,7 @@ export interface paths {
         };
         /**
          * List security events
-         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed.
+         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, email_code.used, email_code.incorrect.
          */
         get: operations["listEvents"];
         put?: never;
@@ -3519,6 +3580,386 @@ export interface operations {
             };
         };
     };
+    createEmailSignInRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An email address: fewer than 256 characters (Unicode code points); exactly one @ with a non-empty part before it; after it, at least two non-empty labels separated by dots; no whitespace, no control or format characters (Unicode Cc, Cf, Zl, Zp) and none of , ; < > ( ) [ ] \ ". The same must hold after NFC normalisation and lower-casing, the form in which it is stored and compared.
+                     * @example ada@example.com
+                     */
+                    email: string;
+                    /**
+                     * @description The end user's address, at most 64 characters (Unicode code points); when present the call spends a token of that address's rate limit. "" and null mean absent. IPv6 addresses share limits per /64, except those that embed an IPv4 address.
+                     * @example 203.0.113.7
+                     */
+                    client_ip?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example k3m9x7gq2d4a8rfe3hn5pjc6 */
+                        id: string;
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        user_id: string;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /**
+                         * @description Unix seconds, 10 minutes after created_at
+                         * @example 1795310920
+                         */
+                        expires_at: number;
+                        /**
+                         * @description The code to email to the user's address. Shown only here, stored only as a hash
+                         * @example 7KQ2MZXD
+                         */
+                        code: string;
+                    };
+                };
+            };
+            /** @description INVALID_DATA, TOO_MANY_REQUESTS */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS";
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    authenticateWithEmailCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The id of a live email sign-in request
+                     * @example k3m9x7gq2d4a8rfe3hn5pjc6
+                     */
+                    request_id: string;
+                    /**
+                     * @description 8 characters of ABCDEFGHJKLMNPQRSTUVWXYZ23456789, case-insensitive
+                     * @example 7KQ2MZXD
+                     */
+                    code: string;
+                    /**
+                     * @description The end user's address, at most 64 characters (Unicode code points); when present the call spends a token of that address's rate limit. "" and null mean absent. IPv6 addresses share limits per /64, except those that embed an IPv4 address.
+                     * @example 203.0.113.7
+                     */
+                    client_ip?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        id: string;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /** @example ada@example.com */
+                        email: string | null;
+                        email_verified: boolean;
+                        registered_totp: boolean;
+                        /**
+                         * @description How many passkeys the user has registered
+                         * @example 1
+                         */
+                        passkey_count: number;
+                        /** @description A disabled user cannot log in or change its credentials (USER_DISABLED) */
+                        disabled: boolean;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        disabled_until: number | null;
+                    };
+                };
+            };
+            /** @description INVALID_DATA, INVALID_REQUEST, TOO_MANY_REQUESTS, INCORRECT_CODE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "INVALID_DATA" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    listEmailSignInRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example k3m9x7gq2d4a8rfe3hn5pjc6 */
+                        id: string;
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        user_id: string;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /**
+                         * @description Unix seconds, 10 minutes after created_at
+                         * @example 1795310920
+                         */
+                        expires_at: number;
+                    }[];
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    deleteEmailSignInRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
     createPasskeyAuthenticationOptions: {
         parameters: {
             query?: never;
@@ -4481,7 +4922,7 @@ export interface operations {
         parameters: {
             query?: {
                 user_id?: string;
-                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed";
+                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "email_code.used" | "email_code.incorrect";
                 after?: number;
                 limit?: number;
             };
@@ -4509,7 +4950,7 @@ export interface operations {
                          */
                         time: number;
                         /** @enum {string} */
-                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed";
+                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "email_code.used" | "email_code.incorrect";
                         /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
                         user_id: string | null;
                         /**
