@@ -9,6 +9,7 @@ import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
 import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
 import { machine, type Row, table, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
+import { scaleOutBench } from './scale-out';
 import { severalBench } from './several';
 import { transferBench } from './transfer';
 import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
@@ -134,6 +135,8 @@ async function main() {
     const watching = await watchingBench(dir, settings);
     // Issue 13: PostgreSQL + Redis, one and two instances (alone: BENCH_ONLY=several).
     const several = await severalBench(dir, settings, log);
+    // Issue 22: pinned instances, and the event write rate before and after the lock change (alone: BENCH_ONLY=scale-out).
+    const scaleOut = await scaleOutBench(dir, settings, log);
 
     const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond ?? NaN;
     const targets: Target[] = [
@@ -157,6 +160,7 @@ async function main() {
     console.log(`\nGET /users/{id} against the floor, rounds interleaved:\n${table(floor.rows)}`);
     console.log(`\nWatching it run (metrics, events, webhooks):\n${table(watching.rows)}\n\nTargets:\n${targetLines(watching.targets)}`);
     console.log(severalReport(several));
+    console.log(scaleOutReport(scaleOut));
     console.log(
       `\nServer exit codes on SIGTERM: ${exitSmall}, ${exitLarge}; access-log lines written by the first server: ${count(logLines)}.`,
     );
@@ -202,14 +206,22 @@ function severalReport(several: Awaited<ReturnType<typeof severalBench>>): strin
   return `\nSeveral instances (PostgreSQL + Redis):\n${table(several.rows)}\n\nTargets:\n${targetLines(several.targets)}`;
 }
 
-/** BENCH_ONLY=several: issue 13's scenarios alone. */
+function scaleOutReport(report: Awaited<ReturnType<typeof scaleOutBench>>): string {
+  if (report.skipped !== undefined) return `\nScale-out: skipped (${report.skipped})`;
+  const notes = report.notes.map((note) => `- ${note}`).join('\n');
+  return `\nScale-out (PostgreSQL with fsync and synchronous_commit on, Redis):\n${table(report.rows)}\n\n${notes}\n\nTargets:\n${targetLines(report.targets)}`;
+}
+
+/** BENCH_ONLY=several: issue 13's and issue 22's scenarios alone; BENCH_ONLY=scale-out: issue 22's. */
 async function severalOnly(): Promise<void> {
   ensureWrk();
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-several-'));
   try {
-    const several = await severalBench(dir, settings, log);
+    const several = process.env.BENCH_ONLY === 'scale-out' ? undefined : await severalBench(dir, settings, log);
+    const scaleOut = await scaleOutBench(dir, settings, log);
     console.log(machine(settings));
-    console.log(severalReport(several));
+    if (several !== undefined) console.log(severalReport(several));
+    console.log(scaleOutReport(scaleOut));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -240,7 +252,7 @@ async function transfer() {
   }
 }
 
-if (process.env.BENCH_ONLY === 'several') await severalOnly();
+if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
 else if (process.env.BENCH_ONLY === 'floor') await floorOnly();
 else {
   if (process.env.BENCH_ONLY !== 'transfer') await main();

@@ -19,7 +19,7 @@ export interface LoadResult {
 
 export interface Request {
   url: string;
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'DELETE';
   headers?: Record<string, string>;
   body?: string;
   /** One body a line, each sent once (single-use challenges): thread t of n sends lines t, t+n, ... */
@@ -28,6 +28,8 @@ export interface Request {
   uniqueClientIp?: boolean;
   /** Base URLs (`http://host:port`) of several servers: thread t of n talks to server t mod count, as a round-robin balancer would split them. */
   servers?: string[];
+  /** One path a line, each requested once (with `servers`, each thread on its server): thread t of n sends lines t, t+n, ... */
+  pathsFile?: string;
 }
 
 /** Installs wrk from the Debian archive when it is missing and we are allowed to. */
@@ -54,7 +56,8 @@ function luaScript(request: Request, threads: number): string {
   if (request.body !== undefined) lines.push(`wrk.body = ${quote(request.body)}`);
   for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${quote(name)}] = ${quote(value)}`);
   if (request.bodiesFile !== undefined) lines.push(bodiesFromFile(request.bodiesFile, threads));
-  if (request.uniqueClientIp || request.servers !== undefined) lines.push(perThread(request));
+  if (request.pathsFile !== undefined) lines.push(pathsFromFile(request.pathsFile, threads, request.servers ?? []));
+  else if (request.uniqueClientIp || request.servers !== undefined) lines.push(perThread(request));
   const path = join(scriptDir, `request-${++scripts}.lua`);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
@@ -74,6 +77,32 @@ end
 function request()
   sent = sent + 1
   return wrk.format(nil, nil, nil, bodies[math.min(sent, #bodies)])
+end`;
+
+const luaServers = (servers: string[]) =>
+  `{${servers.map((base) => new URL(base)).map((url) => `{${JSON.stringify(url.hostname)}, ${JSON.stringify(url.port)}}`).join(', ')}}`;
+
+/** Per thread: its server, and its share of the paths, each sent once (once they run out it repeats its last, and the errors show). */
+const pathsFromFile = (file: string, threads: number, servers: string[]) => `
+local servers, nextThread, paths, sent = ${luaServers(servers)}, 0, {}, 0
+function setup(thread)
+  if #servers > 0 then
+    local server = servers[(nextThread % #servers) + 1]
+    thread.addr = wrk.lookup(server[1], server[2])[1]
+  end
+  thread:set("share", nextThread)
+  nextThread = nextThread + 1
+end
+function init(args)
+  local n = 0
+  for line in io.lines(${JSON.stringify(file)}) do
+    if n % ${threads} == share then paths[#paths + 1] = line end
+    n = n + 1
+  end
+end
+function request()
+  sent = sent + 1
+  return wrk.format(nil, paths[math.min(sent, #paths)])
 end`;
 
 /** Per thread: which server it talks to, and a body with an address of its own for every request. */
