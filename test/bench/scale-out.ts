@@ -44,6 +44,32 @@ const serve = (tree: string, dir: string, flags: string[], core?: number) =>
     process.execPath, 'run', join(tree, 'src/main.ts'), 'serve', '--port', '0', '--dir', dir, '--secret', SECRET, '--pwned-check', 'off', ...flags,
   ]);
 
+/** The advisory lock key every appender took before the change (the bytes of "gh-event"). */
+const OLD_EVENTS_LOCK_KEY = 0x6768_2d65_7665_6e74n;
+
+/**
+ * Event-appending transactions a second at the database alone (32 connections, one insert and a
+ * commit each), with the old advisory lock or without: the ceiling the lock put on every instance together.
+ */
+async function appendsPerSecond(url: string, withLock: boolean, seconds: number): Promise<number> {
+  const sql = new SQL({ url, max: 32 });
+  let done = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (performance.now() < end) {
+        await sql.begin(async (tx) => {
+          if (withLock) await tx`select pg_advisory_xact_lock(${OLD_EVENTS_LOCK_KEY.toString()}::bigint)`;
+          await tx`insert into events (time, type, user_id) select 1, 'user.created', 'bench' where pg_current_xact_id() is not null`;
+        });
+        done++;
+      }
+    }),
+  );
+  await sql.close();
+  return done / seconds;
+}
+
 /** Production durability for these scenarios: the test cluster runs without fsync, which would hide what a commit costs. */
 async function durable(pg: PostgresServer): Promise<void> {
   await pg.admin(`ALTER SYSTEM SET fsync = on`);
@@ -138,7 +164,17 @@ export async function scaleOutBench(dir: string, settings: LoadSettings, log: (m
         await stopAll();
       }
     }
-    const rate = (row: Row) => row.load!.requestsPerSecond;
+    const appendsDb = await pg.createDatabase({ name: 'gatehouse_appends' });
+    await migratePostgres(appendsDb.url);
+    const appends: Row[] = [];
+    for (const round of [1, 2]) {
+      for (const withLock of [false, true]) {
+        log(`event appends at the database, ${withLock ? 'with' : 'without'} the advisory lock, round ${round} (${load()})`);
+        const perSecond = await appendsPerSecond(appendsDb.url, withLock, settings.seconds);
+        appends.push({ scenario: `Event-appending transactions at the database, 32 connections, ${withLock ? 'with the old advisory lock' : 'no lock (this build)'}, round ${round}`, perSecond, note: load() });
+      }
+    }
+    const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond!;
     const mean = (rows: Row[]) => rows.reduce((sum, row) => sum + rate(row), 0) / Math.max(1, rows.length);
     const targets: Target[] = [{ name: 'verify-password, 2 pinned instances ÷ 1', ratio: rate(double) / rate(single), rule: '≥ 1.8', met: rate(double) / rate(single) >= 1.8 }];
     if (trees.length === 2) {
@@ -146,7 +182,10 @@ export async function scaleOutBench(dir: string, settings: LoadSettings, log: (m
       const old = writes.filter((row) => !row.scenario.includes('this build'));
       notes.push(`event-writing requests/s, mean of 2 rounds: ${mean(after).toFixed(0)} without the lock, ${mean(old).toFixed(0)} with it (${(mean(after) / mean(old)).toFixed(2)}×)`);
     }
-    return { rows: [single, double, ...writes], targets, notes };
+    const lockless = appends.filter((row) => row.scenario.includes('no lock'));
+    const locked = appends.filter((row) => !row.scenario.includes('no lock'));
+    notes.push(`event-appending transactions/s at the database, mean of 2 rounds: ${mean(lockless).toFixed(0)} without the lock, ${mean(locked).toFixed(0)} with it (${(mean(lockless) / mean(locked)).toFixed(2)}×)`);
+    return { rows: [single, double, ...writes, ...appends], targets, notes };
   } finally {
     await stopAll().catch(() => undefined);
     await Promise.all([pg.close(), redis.close()]);
