@@ -12,7 +12,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
     .use(pathResource('user', findUser))
     .post(
       '/users/:id/email-update-requests',
-      ({ body, user }) => updates.create(user.id, body.email),
+      ({ body, user }) => updates.create(user, body.email),
       {
         body: CreateEmailUpdateBody,
         ...documented({
@@ -21,7 +21,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
           description:
             'Send the code to the new address. The address is stored NFC-normalised and lower-cased; the user\'s own current address is allowed. ' +
             'At most 3 creations per user in any 15 minutes (calls refused with EMAIL_ALREADY_USED count too). Expires after 10 minutes.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
           ok: EmailUpdateRequest,
         }),
       },
@@ -83,7 +83,7 @@ export function emailUpdateRoutes(updates: EmailUpdateService, findUser: FindUse
             'or invalidated request), TOO_MANY_REQUESTS (5 wrong codes of this user here within 15 minutes lock this endpoint for the user ' +
             'for 15 minutes; verify-email has its own lockout; a correct code clears the count), INCORRECT_CODE (the 5th wrong code ' +
             'invalidates the request), EMAIL_ALREADY_USED (another user took the address meanwhile; the request is invalidated).',
-          errors: ['INVALID_DATA', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
+          errors: ['INVALID_DATA', 'INVALID_REQUEST', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'EMAIL_ALREADY_USED', 'PAYLOAD_TOO_LARGE'],
           ok: NewEmail,
         }),
       },

@@ -7,8 +7,10 @@ import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, type RateLimits } from '../security/rate-limit';
 import { toUpdateView, type NewEmailView, type UpdateRequestView } from './model';
 import type { EmailUpdateStore } from './store';
+import { rejectDisabled } from '../users/model';
+import type { UserRecord, UserStore } from '../users/store';
 
-export function createEmailUpdateService({ store, limits, clock }: { store: EmailUpdateStore; limits: RateLimits; clock: Clock }) {
+export function createEmailUpdateService({ store, users, limits, clock }: { store: EmailUpdateStore; users: UserStore; limits: RateLimits; clock: Clock }) {
   const now = () => nowSeconds(clock);
   const live = async (id: string) => {
     const request = await store.findLive(id, now());
@@ -17,8 +19,10 @@ export function createEmailUpdateService({ store, limits, clock }: { store: Emai
   };
   return {
     /** The user's own current address is allowed. */
-    async create(userId: string, newEmail: string): Promise<UpdateRequestView> {
+    async create(user: UserRecord, newEmail: string): Promise<UpdateRequestView> {
+      const userId = user.id;
       const email = normalizeEmail(newEmail);
+      rejectDisabled(user, now());
       // Counted before the address check, so the endpoint cannot probe addresses faster than 3 per 15 minutes.
       enforce(await limits.emailUpdateRequests.hit(userId));
       if (await store.heldByOther(email, userId)) throw new AppError('EMAIL_ALREADY_USED');
@@ -42,6 +46,9 @@ export function createEmailUpdateService({ store, limits, clock }: { store: Emai
         return request;
       };
       const { userId } = await liveRequest();
+      const owner = await users.find(userId);
+      if (owner === undefined) throw new AppError('INVALID_REQUEST');
+      rejectDisabled(owner, now());
       // Looked up again in turn: a request invalidated by the check before this one is INVALID_REQUEST.
       const request = await limits.serial.run(`email-update:${userId}`, async () => {
         const current = await liveRequest();

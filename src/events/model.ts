@@ -4,6 +4,7 @@ import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 
 export const TAG = 'Events';
 
+/** Every event type of API.md §12, §13 and §14. */
 /** Every event type of API.md §12, §13 and §15. */
 export const EVENT_TYPES = [
   'user.created',
@@ -26,6 +27,10 @@ export const EVENT_TYPES = [
   'passkey.removed',
   'passkey.used',
   'passkey.failed',
+  'user.disabled',
+  'user.enabled',
+  'lockouts.cleared',
+  'address.cleared',
   'email_code.used',
   'email_code.incorrect',
 ] as const;

@@ -24,6 +24,7 @@ const page = () => new Response(DOCS_PAGE, { headers: { 'content-type': 'text/ht
 const DOCS_TAGS = [
   { name: 'Service', description: 'Name, version and health' },
   { name: 'Users', description: 'Create, list, read and delete users' },
+  { name: 'Support operations', description: 'Disable and enable users, lift their lockouts and an address\'s limits' },
   { name: 'Passwords', description: 'Authenticate, verify and update passwords' },
   { name: 'Password reset', description: 'Reset a forgotten password with an emailed code' },
   { name: 'Email verification', description: "Verify a user's email address" },

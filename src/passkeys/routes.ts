@@ -55,8 +55,9 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
           description:
             'Answers the passkey\'s owner. The first verify uses the challenge up, successful or not: an unknown, expired, used or ' +
             'second-factor challenge is INVALID_REQUEST. Failures count toward the login block of client_ip like wrong passwords. ' +
-            'A sign counter that does not increase (when it or the stored one is non-zero) is refused as a possible clone.',
-          errors: ['INVALID_DATA', 'NOT_ALLOWED', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'PASSKEY_VERIFICATION_FAILED', 'PAYLOAD_TOO_LARGE'],
+            'A sign counter that does not increase (when it or the stored one is non-zero) is refused as a possible clone. ' +
+            'A correct passkey of a disabled user answers USER_DISABLED and leaves the challenge unused.',
+          errors: ['INVALID_DATA', 'NOT_ALLOWED', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'PASSKEY_VERIFICATION_FAILED', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE'],
           ok: User,
         }),
       },
@@ -73,7 +74,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
         description:
           'Returns `PublicKeyCredentialCreationOptionsJSON` for `navigator.credentials.create()` (excluding the user\'s passkeys) and the ' +
           `challenge_id to send back. At most 10 passkeys per user: NOT_ALLOWED beyond. ${UNCONFIGURED}`,
-        errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'PAYLOAD_TOO_LARGE'],
+        errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'NOT_ALLOWED', 'PAYLOAD_TOO_LARGE'],
         ok: RegistrationOptions,
       }),
     })
@@ -88,7 +89,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
           description:
             'Verifies the browser\'s answer (attestation none) and stores the passkey. Without a name it is named after its provider ' +
             '(from the AAGUID) or "Passkey". The first verify uses the challenge up, successful or not.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'INVALID_REQUEST', 'PASSKEY_VERIFICATION_FAILED', 'PASSKEY_ALREADY_REGISTERED', 'PAYLOAD_TOO_LARGE'],
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'NOT_ALLOWED', 'INVALID_REQUEST', 'PASSKEY_VERIFICATION_FAILED', 'PASSKEY_ALREADY_REGISTERED', 'PAYLOAD_TOO_LARGE'],
           ok: Passkey,
         }),
       },
@@ -99,7 +100,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
     .post(
       '/users/:id/verify-2fa/passkey',
       async ({ body, user }) => {
-        await passkeys.verifySecondFactor(user.id, { challengeId: body.challenge_id, response: body.response });
+        await passkeys.verifySecondFactor(user, { challengeId: body.challenge_id, response: body.response });
         return noContent();
       },
       {
@@ -110,7 +111,7 @@ export function passkeysRoutes(passkeys: PasskeysService, findUser: FindUser) {
           description:
             'For a user who logged in with a password, with a challenge from POST /passkey-authentication-options with this user_id and ' +
             'purpose second_factor. After 5 failures within 15 minutes verification is refused for 15 minutes.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'PASSKEY_VERIFICATION_FAILED', 'PAYLOAD_TOO_LARGE'],
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'NOT_ALLOWED', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'PASSKEY_VERIFICATION_FAILED', 'PAYLOAD_TOO_LARGE'],
         }),
       },
     );

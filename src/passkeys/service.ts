@@ -8,16 +8,8 @@ import { MAX_PASSKEYS_PER_USER } from '../security/passkey-fields';
 import { passkeyNameFor } from '../security/passkey-names';
 import { generateId } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
-import {
-  creationOptions,
-  requestOptions,
-  userHandleMatches,
-  verifyAssertion,
-  verifyRegistration,
-  type RelyingParty,
-  type UserVerification,
-} from '../security/webauthn';
-import type { UserView } from '../users/model';
+import { creationOptions, requestOptions, userHandleMatches, verifyAssertion, verifyRegistration, type RelyingParty, type UserVerification } from '../security/webauthn';
+import { rejectDisabled, type UserView } from '../users/model';
 import type { UserRecord, UserStore } from '../users/store';
 import { toPasskeyView, type AuthenticationOptionsView, type PasskeyView, type RegistrationOptionsView } from './model';
 import type { ChallengeRecord, PasskeyRecord, PasskeyStore } from './store';
@@ -125,6 +117,7 @@ export function createPasskeysService({ store, users, limits, clock, log, events
 
     async registrationOptions(user: UserRecord, userVerification: UserVerification = 'preferred'): Promise<RegistrationOptionsView> {
       const party = rp();
+      rejectDisabled(user, nowSeconds(clock));
       const held = await store.listOf(user.id);
       if (held.length >= MAX_PASSKEYS_PER_USER) throw new AppError('NOT_ALLOWED');
       const options = await creationOptions(party, { id: user.id, name: user.email ?? user.id }, refs(held), userVerification);
@@ -134,6 +127,7 @@ export function createPasskeysService({ store, users, limits, clock, log, events
 
     async register(user: UserRecord, input: { challengeId: string; response: unknown; name: string | undefined }): Promise<PasskeyView> {
       const party = rp();
+      rejectDisabled(user, nowSeconds(clock)); // before the challenge, which stays unused
       const challenge = await boundChallenge(input.challengeId, 'registration', null, user.id);
       const verdict = await verifyRegistration(party, challenge, input.response);
       if (!verdict.ok) return failed(challenge, verdict.reason, noLimit);
@@ -188,6 +182,9 @@ export function createPasskeysService({ store, users, limits, clock, log, events
       return guardLogin(limits, input.clientIp, async () => {
         const checked = await checkAssertion(challenge, input.response, challenge.userId);
         if (!checked.ok) return failed(challenge, checked.reason, countFailure, input.clientIp);
+        // Only a correct passkey learns that its user is disabled; the challenge stays unused (API.md §14).
+        const owner = await users.find(checked.value.passkey.userId);
+        if (owner !== undefined) rejectDisabled(owner, nowSeconds(clock));
         await recordUse(challenge.id, checked.value, countFailure, input.clientIp);
         const view = await users.findView(checked.value.passkey.userId, nowSeconds(clock));
         if (view === undefined) throw new AppError('PASSKEY_VERIFICATION_FAILED');
@@ -196,8 +193,10 @@ export function createPasskeysService({ store, users, limits, clock, log, events
     },
 
     /** The second factor after a password login: the user's own lockout, one check at a time. */
-    async verifySecondFactor(userId: string, input: { challengeId: string; response: Assertion }): Promise<void> {
+    async verifySecondFactor(user: UserRecord, input: { challengeId: string; response: Assertion }): Promise<void> {
+      const userId = user.id;
       rp();
+      rejectDisabled(user, nowSeconds(clock));
       const challenge = await boundChallenge(input.challengeId, 'authentication', 'second_factor', userId);
       const lockout = limits.passkeyVerify;
       const countFailure: CountFailure = async () =>

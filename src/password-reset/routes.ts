@@ -21,7 +21,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
     .use(pathResource('user', findUser))
     .post(
       '/users/:id/password-reset-requests',
-      ({ body, user }) => resets.create(user.id, presentClientIp(body.client_ip)),
+      ({ body, user }) => resets.create(user, presentClientIp(body.client_ip)),
       {
         body: CreateResetRequestBody,
         transform: requireObjectBody,
@@ -30,7 +30,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
           tag: TAG,
           description:
             'Returns the request with its 8-character code, which the caller sends to the user\'s email; the code is never shown again. The request expires after 10 minutes. At most 3 per user in any 15 minutes.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'PAYLOAD_TOO_LARGE'],
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'PAYLOAD_TOO_LARGE'],
           ok: CreatedPasswordResetRequest,
         }),
       },
@@ -109,7 +109,7 @@ export function passwordResetRoutes(resets: PasswordResetService, findUser: Find
         tag: TAG,
         description:
           'Works on an open or a verified request. Sets the password, marks the user\'s email verified and invalidates all of the user\'s reset requests. An unknown, expired, invalidated or used request answers INVALID_REQUEST.',
-        errors: ['INVALID_DATA', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+        errors: ['INVALID_DATA', 'INVALID_REQUEST', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
       }),
     },
   );

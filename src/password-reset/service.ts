@@ -8,6 +8,8 @@ import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
 import { type CreatedResetRequestView, type ResetRequestView, toResetRequestView } from './model';
 import type { PasswordResetStore, ResetRequestRecord } from './store';
+import { rejectDisabled } from '../users/model';
+import type { UserRecord, UserStore } from '../users/store';
 
 export interface PasswordResetDeps {
   store: PasswordResetStore;
@@ -15,9 +17,10 @@ export interface PasswordResetDeps {
   breach: BreachChecker;
   limits: RateLimits;
   clock: Clock;
+  users: UserStore;
 }
 
-export function createPasswordResetService({ store, hasher, breach, limits, clock }: PasswordResetDeps) {
+export function createPasswordResetService({ store, users, hasher, breach, limits, clock }: PasswordResetDeps) {
   const now = () => nowSeconds(clock);
   return {
     findLive: (id: string) => store.findLive(id, now()),
@@ -28,7 +31,9 @@ export function createPasswordResetService({ store, hasher, breach, limits, cloc
     },
     invalidateAllOf: (userId: string) => store.deleteAllOf(userId),
 
-    async create(userId: string, clientIp: string | null): Promise<CreatedResetRequestView> {
+    async create(user: UserRecord, clientIp: string | null): Promise<CreatedResetRequestView> {
+      const userId = user.id;
+      rejectDisabled(user, now());
       await spendAddressToken(limits, clientIp);
       enforce(await limits.resetRequests.hit(userId));
       const code = generateOneTimeCode();
@@ -56,6 +61,9 @@ export function createPasswordResetService({ store, hasher, breach, limits, cloc
     async resetPassword(input: { requestId: string; password: string; clientIp: string | null }): Promise<void> {
       const request = await store.findLive(input.requestId, now());
       if (request === undefined) throw new AppError('INVALID_REQUEST');
+      const owner = await users.find(request.userId);
+      if (owner === undefined) throw new AppError('INVALID_REQUEST');
+      rejectDisabled(owner, now());
       await spendAddressToken(limits, input.clientIp);
       await rejectBreached(breach, input.password);
       const passwordHash = await hasher.hash(input.password);

@@ -17,8 +17,10 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
       ...documented({
         operationId: 'authenticateWithPassword', summary: 'Authenticate with email and password',
         tag: TAG,
-        description: 'Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip.',
-        errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+        description:
+          'Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip. ' +
+          'A disabled user answers USER_DISABLED only for the correct password, after the same work.',
+        errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'INCORRECT_PASSWORD', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
         ok: User,
       }),
     },
@@ -37,8 +39,10 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
         ...documented({
           operationId: 'verifyUserPassword', summary: "Verify a user's password",
           tag: TAG,
-          description: 'After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+          description:
+            'After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes. ' +
+            'A disabled user answers USER_DISABLED only for the correct password, after the same work.',
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_PASSWORD', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
         }),
       },
     )
@@ -57,8 +61,8 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
         ...documented({
           operationId: 'updateUserPassword', summary: "Update a user's password",
           tag: TAG,
-          description: 'A wrong current password answers INCORRECT_PASSWORD and counts toward the login block.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+          description: 'A wrong current password answers INCORRECT_PASSWORD and counts toward the login block. A disabled user is refused (USER_DISABLED) before any check.',
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
         }),
       },
     );

@@ -8,7 +8,7 @@ import { normalizeEmail } from '../security/email-address';
 import { isCurrentArgon2id } from '../security/password-formats';
 import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
 import type { RateLimits } from '../security/rate-limit';
-import type { UserView } from '../users/model';
+import { rejectDisabled, type UserView } from '../users/model';
 import type { UserRecord, UserStore } from '../users/store';
 import type { PasswordStore } from './store';
 
@@ -81,7 +81,14 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
 
   /** Every endpoint that checks a password comes through here, so each one rehashes a correct one. */
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
-    if (await hasher.verify(password, user.passwordHash)) return rehashIfOutdated(user, password);
+    if (await hasher.verify(password, user.passwordHash)) {
+      // Only a correct password learns of USER_DISABLED (API.md §14), read fresh after the slow verify,
+      // so a disable answered meanwhile is seen; nothing is rehashed for a disabled user.
+      const current = await users.find(user.id);
+      if (current === undefined) throw new AppError('NOT_FOUND');
+      rejectDisabled(current, nowSeconds(clock));
+      return rehashIfOutdated(user, password);
+    }
     await countIncorrect(user.id, clientIp);
     throw new AppError('INCORRECT_PASSWORD');
   };
@@ -97,8 +104,10 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
           throw new AppError('NOT_FOUND');
         }
         await checkPassword(user, input.password, input.clientIp);
+        // Again as the last step: a disable answered during a rehash is seen too.
         const view = await users.findView(user.id, nowSeconds(clock));
         if (view === undefined) throw new AppError('NOT_FOUND');
+        if (view.disabled) throw new AppError('USER_DISABLED');
         return view;
       }),
 
@@ -106,14 +115,17 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
       guarded(input.clientIp, () => checkPassword(user, input.password, input.clientIp)),
 
     /** The new password's strength is checked before the current one (API.md §1, order of checks). */
-    update: (user: UserRecord, input: { password: string; newPassword: string; clientIp: string | null }): Promise<void> =>
-      guarded(input.clientIp, async () => {
+    update: (user: UserRecord, input: { password: string; newPassword: string; clientIp: string | null }): Promise<void> => {
+      // Changing a credential, not only checking one: refused before any work, like the other changes (API.md §14).
+      rejectDisabled(user, nowSeconds(clock));
+      return guarded(input.clientIp, async () => {
         await rejectBreached(breach, input.newPassword);
         await checkPassword(user, input.password, input.clientIp);
         const passwordHash = await hasher.hash(input.newPassword);
         const updated = [draft('password.updated', nowSeconds(clock), user.id, input.clientIp)];
         if (!(await store.setHash(user.id, passwordHash, updated))) throw new AppError('NOT_FOUND');
-      }),
+      });
+    },
   };
 }
 export type PasswordsService = ReturnType<typeof createPasswordsService>;

@@ -25,7 +25,7 @@ export function recoveryCodeRoutes(recovery: RecoveryCodeService, findUser: Find
         description:
           'Deletes the TOTP credential (if any) and returns a new recovery code; the used one stops working. ' +
           'The code is case-insensitive. After 5 wrong codes within 15 minutes the endpoint is refused for 15 minutes.',
-        errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+        errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
         ok: RecoveryCodeResponse,
       }),
     });

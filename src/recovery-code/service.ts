@@ -6,6 +6,7 @@ import { normalizeCode } from '../security/digest';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateRecoveryCode } from '../security/random';
 import { enforce, type RateLimits } from '../security/rate-limit';
+import { rejectDisabled } from '../users/model';
 import type { UserRecord } from '../users/store';
 import type { RecoveryCodeView } from './model';
 import type { RecoveryCodeStore } from './store';
@@ -34,8 +35,9 @@ export function createRecoveryCodeService({ store, hasher, limits, events, clock
     },
 
     /** Drops the TOTP credential (if any) and rotates the code; one check at a time per user. */
-    resetSecondFactors: (user: UserRecord, recoveryCode: string): Promise<RecoveryCodeView> =>
-      limits.serial.run(`reset-2fa:${user.id}`, async () => {
+    resetSecondFactors: async (user: UserRecord, recoveryCode: string): Promise<RecoveryCodeView> => {
+      rejectDisabled(user, now());
+      return limits.serial.run(`reset-2fa:${user.id}`, async () => {
         const lockout = limits.reset2fa;
         enforce(await lockout.check(user.id));
         // argon2 verification takes the same time whether or not the code matches.
@@ -57,7 +59,8 @@ export function createRecoveryCodeService({ store, hasher, limits, events, clock
         if (outcome === 'user_gone') throw new AppError('NOT_FOUND');
         if (outcome === 'code_changed') throw new AppError('INCORRECT_CODE');
         return { recovery_code: next.code };
-      }),
+      });
+    },
   };
 }
 export type RecoveryCodeService = ReturnType<typeof createRecoveryCodeService>;

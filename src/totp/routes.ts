@@ -9,7 +9,7 @@ import type { TotpService } from './service';
 export function totpRoutes(totp: TotpService, findUser: FindUser) {
   return new Elysia()
     .use(pathResource('user', findUser))
-    .post('/users/:id/register-totp', ({ body, user }) => totp.register(user.id, { key: body.key ?? body.totp_key, code: body.code }), {
+    .post('/users/:id/register-totp', ({ body, user }) => totp.register(user, { key: body.key ?? body.totp_key, code: body.code }), {
       body: RegisterTotpBody,
       ...documented({
         operationId: 'registerTotp', summary: 'Register a TOTP credential',
@@ -17,7 +17,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
         description:
           'HMAC-SHA-1, 6 digits, 30-second steps, one step of drift either way. Replaces an existing credential. ' +
           'After 5 wrong codes within 15 minutes registration is refused for 15 minutes.',
-        errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
+        errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
         ok: TotpCredential,
       }),
     })
@@ -35,7 +35,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
     .post(
       '/users/:id/verify-2fa/totp',
       async ({ body, user }) => {
-        await totp.verify(user.id, body.code);
+        await totp.verify(user, body.code);
         return noContent();
       },
       {
@@ -46,7 +46,7 @@ export function totpRoutes(totp: TotpService, findUser: FindUser) {
           description:
             'Each time step is accepted once: a code of a step at or before the last accepted one (the registering code included) ' +
             'is INCORRECT_CODE. After 5 wrong codes within 15 minutes verification is refused for 15 minutes. No credential: NOT_ALLOWED.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'NOT_ALLOWED', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'NOT_ALLOWED', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
         }),
       },
     );

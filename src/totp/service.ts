@@ -1,4 +1,6 @@
 import { AppError } from '../errors';
+import { rejectDisabled } from '../users/model';
+import type { UserRecord } from '../users/store';
 import { draft, wrongCodeEvents } from '../events/model';
 import type { EventStore } from '../events/store';
 import { nowSeconds, toUnixSeconds, type Clock } from '../security/clock';
@@ -24,9 +26,11 @@ export function createTotpService({ store, limits, clock, events }: { store: Tot
 
   return {
     /** `key` is what the caller sent as key (or its alias totp_key). Replaces an existing credential. */
-    async register(userId: string, input: { key: string | undefined; code: string }): Promise<TotpCredentialView> {
+    async register(user: UserRecord, input: { key: string | undefined; code: string }): Promise<TotpCredentialView> {
+      const userId = user.id;
       const key = parseTotpKey(input.key);
       if (key === undefined) throw new AppError('INVALID_DATA');
+      rejectDisabled(user, nowSeconds(clock));
       const lockout = limits.totpRegister;
       return oneAtATime(userId, async () => {
         enforce(await lockout.check(userId));
@@ -51,7 +55,9 @@ export function createTotpService({ store, limits, clock, events }: { store: Tot
       if (!(await store.delete(userId, [draft('totp.removed', nowSeconds(clock), userId)]))) throw new AppError('NOT_FOUND');
     },
 
-    async verify(userId: string, code: string): Promise<void> {
+    async verify(user: UserRecord, code: string): Promise<void> {
+      const userId = user.id;
+      rejectDisabled(user, nowSeconds(clock));
       const lockout = limits.totpVerify;
       return oneAtATime(userId, async () => {
         const credential = await store.find(userId);

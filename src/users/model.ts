@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
+import { AppError } from '../errors';
 import { ClientIp, DOCUMENTED_AS, Email, Password, unixSeconds } from '../http/fields';
-import { normalizeEmail } from '../security/email-address';
+import { isValidEmail, normalizeEmail } from '../security/email-address';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
@@ -43,9 +44,24 @@ export interface DisabledState {
 export const isDisabled = (user: DisabledState, now: number): boolean =>
   user.disabled && (user.disabledUntil === null || user.disabledUntil > now);
 
-/** The state as answers show it: `disabled_until` null unless disabled. */
-export const effectiveDisabledState = (user: DisabledState, now: number): DisabledState =>
-  isDisabled(user, now) ? { disabled: true, disabledUntil: user.disabledUntil } : { disabled: false, disabledUntil: null };
+/** USER_DISABLED (API.md §14) for a user disabled at `now`; every feature refuses through this. */
+export function rejectDisabled(user: DisabledState, now: number): void {
+  if (isDisabled(user, now)) throw new AppError('USER_DISABLED');
+}
+
+/** "At most 10 years ahead" (API.md §14), as 10 × 365.25 days. */
+export const MAX_DISABLE_SECONDS = 315_576_000;
+
+export const DisableUserBody = t.Object({
+  until: t.Optional(
+    t.Union([Type.Integer(), t.Null()], {
+      description:
+        'Unix seconds when the user becomes enabled again by itself: later than now and at most 10 years (315,576,000 s) ahead, else INVALID_DATA. ' +
+        'Absent or null: disabled until enabled.',
+      examples: [1795310920],
+    }),
+  ),
+});
 
 export const toUserView = (row: UserViewColumns, now: number): UserView => ({
   id: row.id,
@@ -104,6 +120,12 @@ export const ListUsersQuery = t.Object({
   sort_order: fallingBack({ type: 'string', enum: ['ascending', 'descending'], default: 'ascending' }, 'Sort direction, case-sensitive', 'ascending'),
   per_page: fallingBack({ type: 'integer', minimum: 1, maximum: 1000, default: 20 }, 'Users per page, digits only; larger values are capped at 1000', 20),
   page: fallingBack({ type: 'integer', minimum: 1, default: 1 }, 'Page number, digits only; a page past the end is empty', 1),
+  email: fallingBack(
+    { type: 'string' },
+    'Exact address (compared after NFC normalisation and lower-casing), through the email index: 0 or 1 users. ' +
+      'An address that is not valid, empty or given twice matches no user (never 400); combines with the other parameters',
+    'ada@example.com',
+  ),
   email_query: fallingBack(
     { type: 'string' },
     'Case-insensitive substring of the email address (compared after NFC normalisation and lower-casing); empty means no filter',
@@ -118,6 +140,8 @@ export interface ListOptions {
   page: number;
   /** Normalised like stored emails; null lists every user. */
   emailQuery: string | null;
+  /** Exact address, normalised; null: no exact filter; 'none': an invalid address that matches no user. */
+  email: string | null | 'none';
 }
 
 const MAX_PER_PAGE = 1000;
@@ -140,10 +164,18 @@ function single(params: URLSearchParams, name: string): string | null {
   return values.length === 1 ? values[0]! : null;
 }
 
+/** Unlike the other parameters, a bad `email` does not fall back to "every user": a lookup must never answer someone else. */
+function exactEmail(params: URLSearchParams): string | null | 'none' {
+  if (!params.has('email')) return null;
+  const value = single(params, 'email');
+  return value !== null && isValidEmail(value) ? normalizeEmail(value) : 'none';
+}
+
 /** From the URL itself: Elysia's parsed query keeps only one value of a repeated parameter. */
 export function parseListQuery(params: URLSearchParams): ListOptions {
   const emailQuery = single(params, 'email_query');
   return {
+    email: exactEmail(params),
     sortBy: single(params, 'sort_by') === 'id' ? 'id' : 'created_at',
     ascending: single(params, 'sort_order') !== 'descending',
     perPage: positiveInteger(single(params, 'per_page'), 20, MAX_PER_PAGE),

@@ -1,13 +1,16 @@
 import { Elysia, t } from 'elysia';
 import { AppError } from '../errors';
+import { requireObjectBody } from '../http/conventions';
 import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
 import { jsonResponse, noContent } from '../http/responses';
-import { CreatedUser, CreateUserBody, ListUsersQuery, parseListQuery, User } from './model';
+import { CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, parseListQuery, User } from './model';
 import type { UsersService } from './service';
 
 const TAG = 'Users';
+/** Account states and support operations (API.md §14). */
+export const SUPPORT_TAG = 'Support operations';
 
 export function usersRoutes(users: UsersService) {
   const collection = new Elysia()
@@ -67,19 +70,45 @@ export function usersRoutes(users: UsersService) {
     documented({ operationId: 'getUser', summary: 'Get a user', tag: TAG, errors: ['NOT_FOUND'], ok: User }),
   );
 
-  const single = new Elysia().use(pathResource('user', users.find)).delete(
-    '/users/:id',
-    async ({ user }) => {
-      await users.delete(user.id);
-      return noContent();
-    },
-    documented({
-      operationId: 'deleteUser', summary: 'Delete a user',
-      tag: TAG,
-      description: 'Removes the user with its requests and TOTP credential.',
-      errors: ['NOT_FOUND'],
-    }),
-  );
+  const single = new Elysia()
+    .use(pathResource('user', users.find))
+    .delete(
+      '/users/:id',
+      async ({ user }) => {
+        await users.delete(user.id);
+        return noContent();
+      },
+      documented({
+        operationId: 'deleteUser', summary: 'Delete a user',
+        tag: TAG,
+        description: 'Removes the user with its requests and TOTP credential.',
+        errors: ['NOT_FOUND'],
+      }),
+    )
+    .post('/users/:id/disable', ({ body, user }) => users.disable(user.id, body.until ?? null), {
+      body: DisableUserBody,
+      transform: requireObjectBody,
+      ...documented({
+        operationId: 'disableUser',
+        summary: 'Disable a user',
+        tag: SUPPORT_TAG,
+        description:
+          'Until `until`, or until enabled. A disabled user can still be read, listed, exported, deleted and enabled, and have its requests listed or deleted; ' +
+          'logging in and changing its credentials answer USER_DISABLED. Disabling a disabled user replaces `until`. Writes user.disabled.',
+        errors: ['NOT_FOUND', 'INVALID_DATA'],
+        ok: User,
+      }),
+    })
+    .post('/users/:id/enable', ({ user }) => users.enable(user.id), {
+      ...documented({
+        operationId: 'enableUser',
+        summary: 'Enable a user',
+        tag: SUPPORT_TAG,
+        description: 'Takes no body. Enabling an enabled user answers it unchanged and writes no event; otherwise writes user.enabled.',
+        errors: ['NOT_FOUND'],
+        ok: User,
+      }),
+    });
 
   return new Elysia().use(collection).use(read).use(single);
 }

@@ -8,7 +8,7 @@ import { parsePasswordHash } from '../security/password-formats';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateId } from '../security/random';
 import { spendAddressToken, type RateLimits } from '../security/rate-limit';
-import type { CreatedUserView, ListOptions } from './model';
+import { MAX_DISABLE_SECONDS, type CreatedUserView, type ListOptions, type UserView } from './model';
 import type { UserStore } from './store';
 
 export interface UsersDeps {
@@ -27,6 +27,12 @@ function credentialOf(input: { password: string | undefined; passwordHash: strin
 }
 
 export function createUsersService({ store, hasher, breach, limits, clock }: UsersDeps) {
+  /** A user deleted by a parallel request after the change is NOT_FOUND. */
+  const viewOf = async (id: string): Promise<UserView> => {
+    const view = await store.findView(id, nowSeconds(clock));
+    if (view === undefined) throw new AppError('NOT_FOUND');
+    return view;
+  };
   return {
     view: (id: string) => store.findView(id, nowSeconds(clock)),
     find: (id: string) => store.find(id),
@@ -35,6 +41,21 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
     async delete(id: string): Promise<void> {
       // A user deleted by a parallel request after the path check: that request answered 204 and wrote the event.
       if (!(await store.delete(id, [draft('user.deleted', nowSeconds(clock), id)]))) throw new AppError('NOT_FOUND');
+    },
+
+    /** `until` later than now and at most 10 years ahead (API.md §14); disabling again replaces it. */
+    async disable(id: string, until: number | null): Promise<UserView> {
+      const now = nowSeconds(clock);
+      if (until !== null && (until <= now || until > now + MAX_DISABLE_SECONDS)) throw new AppError('INVALID_DATA');
+      if (!(await store.disable(id, until, [draft('user.disabled', now, id)]))) throw new AppError('NOT_FOUND');
+      return viewOf(id);
+    },
+
+    /** Enabling an enabled user (also one whose disabled_until has passed) answers it as it is, with no event. */
+    async enable(id: string): Promise<UserView> {
+      const now = nowSeconds(clock);
+      if ((await store.enable(id, now, [draft('user.enabled', now, id)])) === 'gone') throw new AppError('NOT_FOUND');
+      return viewOf(id);
     },
 
     /**

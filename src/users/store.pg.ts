@@ -1,4 +1,4 @@
-import { asc, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isUniqueViolation } from '../db/pg-errors';
 import { inTransaction } from '../db/pg-transaction';
@@ -22,18 +22,29 @@ const viewColumns = {
 };
 // strpos() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`strpos(${users.email}, ${sql.placeholder('query')}) > 0`;
+const emailIs = eq(users.email, sql.placeholder('email'));
+/** Exact address (API.md §14) through users_email_unique, and/or the substring filter. */
+const listFilter = (options: Pick<ListOptions, 'email' | 'emailQuery'>) =>
+  and(options.email === null ? undefined : emailIs, options.emailQuery === null ? undefined : emailContains);
+/** The user's state is in force: a passed disabled_until is enabled already (API.md §14). */
+const disabledAt = (now: number) => and(eq(users.disabled, true), or(isNull(users.disabledUntil), gt(users.disabledUntil, now)));
 
-function preparePage(db: PgDb, options: ListOptions, name: string) {
+/** Exported for the query-plan test (test/users-email-lookup.test.ts). */
+export function preparePage(db: PgDb, options: ListOptions, name: string) {
   const direction = options.ascending ? asc : desc;
   const order = options.sortBy === 'id' ? [direction(users.id)] : [direction(users.createdAt), direction(users.id)];
   return db
     .select(viewColumns)
     .from(users)
-    .where(options.emailQuery === null ? undefined : emailContains)
+    .where(listFilter(options))
     .orderBy(...order)
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
     .prepare(name);
+}
+
+export function prepareCount(db: PgDb, options: ListOptions, name: string) {
+  return db.select({ n: sql<number>`count(*)::int` }).from(users).where(listFilter(options)).prepare(name);
 }
 
 /** The PostgreSQL twin of sqliteUserStore; the queries every request runs are prepared once. */
@@ -42,10 +53,16 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_by_email');
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare('users_total');
-  const matching = db.select({ n: sql<number>`count(*)::int` }).from(users).where(emailContains).prepare('users_matching');
+  const counts = new Map<string, ReturnType<typeof prepareCount>>();
+  const matching = (options: ListOptions) => {
+    const key = `${options.emailQuery !== null ? 'filtered' : 'all'}${options.email !== null ? '_exact' : ''}`;
+    let query = counts.get(key);
+    if (query === undefined) counts.set(key, (query = prepareCount(db, options, `users_matching_${key}`)));
+    return query;
+  };
   const pages = new Map<string, ReturnType<typeof preparePage>>();
   const page = (options: ListOptions) => {
-    const key = `${options.sortBy}_${options.ascending ? 'asc' : 'desc'}_${options.emailQuery !== null ? 'filtered' : 'all'}`;
+    const key = `${options.sortBy}_${options.ascending ? 'asc' : 'desc'}_${options.emailQuery !== null ? 'filtered' : 'all'}${options.email !== null ? '_exact' : ''}`;
     let query = pages.get(key);
     if (query === undefined) pages.set(key, (query = preparePage(db, options, `users_page_${key}`)));
     return query;
@@ -77,10 +94,29 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;
       }),
+    disable: (id, until, events) =>
+      db.transaction(async (tx) => {
+        const changed = await tx.update(users).set({ disabled: true, disabledUntil: until }).where(eq(users.id, id)).returning({ id: users.id });
+        if (changed.length > 0) await append(tx, events);
+        return changed.length > 0;
+      }),
+    enable: (id, now, events) =>
+      db.transaction(async (tx) => {
+        // The row lock of the update makes a parallel enable wait, then find nothing to change: one event.
+        const changed = await tx.update(users).set({ disabled: false, disabledUntil: null }).where(and(eq(users.id, id), disabledAt(now))).returning({ id: users.id });
+        if (changed.length > 0) {
+          await append(tx, events);
+          return 'enabled' as const;
+        }
+        const [exists] = await tx.select({ id: users.id }).from(users).where(eq(users.id, id));
+        return exists === undefined ? ('gone' as const) : ('unchanged' as const);
+      }),
     async list(options, now) {
+      if (options.email === 'none') return { items: [], total: 0 };
+      const filters = { query: options.emailQuery, email: options.email };
       const [rows, counted] = await Promise.all([
-        page(options).execute({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage }),
-        options.emailQuery === null ? total.execute() : matching.execute({ query: options.emailQuery }),
+        page(options).execute({ ...filters, limit: options.perPage, offset: (options.page - 1) * options.perPage }),
+        options.emailQuery === null && options.email === null ? total.execute() : matching(options).execute(filters),
       ]);
       const first = counted[0] as { value?: number; n?: number } | undefined;
       return { items: rows.map((row) => toUserView(row, now)), total: first?.value ?? first?.n ?? 0 };

@@ -1,4 +1,4 @@
-import { asc, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/constraints';
 import { counters, passkeys, totpCredentials, users } from '../db/schema';
@@ -30,6 +30,10 @@ export interface UserStore {
   insert(user: UserRecord, events: EventDraft[]): Promise<boolean>;
   /** Requests, TOTP credential and everything else of the user go with it. False when there was none. */
   delete(id: string, events: EventDraft[]): Promise<boolean>;
+  /** Disables the user until `until` (null: until enabled), replacing any earlier state. False when there was none. */
+  disable(id: string, until: number | null, events: EventDraft[]): Promise<boolean>;
+  /** Enables a user disabled at `now`, with its events; 'unchanged' (no events) when it was enabled already. */
+  enable(id: string, now: number, events: EventDraft[]): Promise<'enabled' | 'unchanged' | 'gone'>;
   /** One page and the size of the (filtered) set. */
   list(options: ListOptions, now: number): Promise<{ items: UserView[]; total: number }>;
 }
@@ -51,18 +55,29 @@ const viewColumns = {
 type ViewValues = [string, number, string | null, number, number, number, number, number | null];
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
+const emailIs = eq(users.email, sql.placeholder('email'));
+/** Exact address (API.md §14) through users_email_unique, and/or the substring filter. */
+const listFilter = (options: Pick<ListOptions, 'email' | 'emailQuery'>) =>
+  and(options.email === null ? undefined : emailIs, options.emailQuery === null ? undefined : emailContains);
+/** The user's state is in force: a passed disabled_until is enabled already (API.md §14). */
+const disabledAt = (now: number) => and(eq(users.disabled, true), or(isNull(users.disabledUntil), gt(users.disabledUntil, now)));
 
-function preparePage(db: Db, options: ListOptions) {
+/** Exported for the query-plan test (test/users-email-lookup.test.ts). */
+export function preparePage(db: Db, options: ListOptions) {
   const direction = options.ascending ? asc : desc;
   const order = options.sortBy === 'id' ? [direction(users.id)] : [direction(users.createdAt), direction(users.id)];
   return db
     .select(viewColumns)
     .from(users)
-    .where(options.emailQuery === null ? undefined : emailContains)
+    .where(listFilter(options))
     .orderBy(...order)
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
     .prepare();
+}
+
+export function prepareCount(db: Db, options: ListOptions) {
+  return db.select({ n: sql<number>`count(*)` }).from(users).where(listFilter(options)).prepare();
 }
 
 /** Queries are prepared once per database: these run on every request that names a user. */
@@ -74,11 +89,17 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare();
-  const matching = db.select({ n: sql<number>`count(*)` }).from(users).where(emailContains).prepare();
+  const counts = new Map<string, ReturnType<typeof prepareCount>>();
+  const matching = (options: ListOptions) => {
+    const key = `${options.emailQuery !== null} ${options.email !== null}`;
+    let query = counts.get(key);
+    if (query === undefined) counts.set(key, (query = prepareCount(db, options)));
+    return query;
+  };
   // Building a query's SQL costs Drizzle more than running it; the list has eight shapes, each prepared on first use.
   const pages = new Map<string, ReturnType<typeof preparePage>>();
   const page = (options: ListOptions) => {
-    const key = `${options.sortBy} ${options.ascending} ${options.emailQuery !== null}`;
+    const key = `${options.sortBy} ${options.ascending} ${options.emailQuery !== null} ${options.email !== null}`;
     let query = pages.get(key);
     if (query === undefined) pages.set(key, (query = preparePage(db, options)));
     return query;
@@ -112,11 +133,30 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
         return deleted !== undefined;
       });
     },
+    async disable(id, until, events) {
+      return db.transaction((tx) => {
+        const changed = tx.update(users).set({ disabled: true, disabledUntil: until }).where(eq(users.id, id)).returning({ id: users.id }).get();
+        if (changed !== undefined) append(tx, events);
+        return changed !== undefined;
+      });
+    },
+    async enable(id, now, events) {
+      return db.transaction((tx) => {
+        const changed = tx.update(users).set({ disabled: false, disabledUntil: null }).where(and(eq(users.id, id), disabledAt(now))).returning({ id: users.id }).get();
+        if (changed !== undefined) {
+          append(tx, events);
+          return 'enabled';
+        }
+        return tx.select({ id: users.id }).from(users).where(eq(users.id, id)).get() === undefined ? 'gone' : 'unchanged';
+      });
+    },
     async list(options, now) {
+      if (options.email === 'none') return { items: [], total: 0 };
+      const filters = { query: options.emailQuery, email: options.email };
       const items = page(options)
-        .all({ query: options.emailQuery, limit: options.perPage, offset: (options.page - 1) * options.perPage })
+        .all({ ...filters, limit: options.perPage, offset: (options.page - 1) * options.perPage })
         .map((row) => toUserView(row, now));
-      const count = options.emailQuery === null ? total.get()?.value : matching.get({ query: options.emailQuery })?.n;
+      const count = options.emailQuery === null && options.email === null ? total.get()?.value : matching(options).get(filters)?.n;
       return { items, total: count ?? 0 };
     },
   };

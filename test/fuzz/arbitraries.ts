@@ -77,7 +77,7 @@ const FIELD_VALUES: Record<string, unknown[]> = {
   password: passwords,
   new_password: passwords,
   email: [
-    EMAILS.mail, EMAILS.mail.toUpperCase(), EMAILS.totp, EMAILS.fresh, EMAILS.last, 'fresh.user@example.org', ' ada@example.com', 'ada@example.com ',
+    EMAILS.mail, EMAILS.mail.toUpperCase(), EMAILS.totp, EMAILS.fresh, EMAILS.last, EMAILS.off, 'fresh.user@example.org', ' ada@example.com', 'ada@example.com ',
     'no-at-sign', 'a@b', '@.', 'a@b.', `${'x'.repeat(243)}@example.com`, `${'x'.repeat(244)}@example.com`, 'a@b@c.d', null, 'ünï@exämple.com', 'İ@example.com',
   ],
   code: [...allCodes, ...allCodes.map((c) => c.toLowerCase()), ...TOTP_CODES.seeded, ...TOTP_CODES.other, 'AAAAAAAA', 'ABCDEFGI', 'ABCDEFG', 'ABCDEFGHJ', '123456', '12345', '1234567', '１２３４５６', 'ABCDEFGO'],
@@ -108,7 +108,7 @@ const GOOD: Record<string, unknown[]> = {
   email: [EMAILS.mail, EMAILS.totp, EMAILS.mail.toUpperCase(), 'fresh.user@example.org', null],
   recovery_code: [RECOVERY_CODE, RECOVERY_CODE.toLowerCase()],
   client_ip: [null, '', '203.0.113.7', '2001:db8::1'],
-  '/authenticate/password email': [EMAILS.mail, EMAILS.totp.toUpperCase()],
+  '/authenticate/password email': [EMAILS.mail, EMAILS.totp.toUpperCase(), EMAILS.off],
   '/users/:id/verify-email code': [CODES.verifyMail, CODES.verifyMail.toLowerCase()],
   '/password-reset-requests/:id/verify-email code': [CODES.resetOpen, CODES.resetOpen.toLowerCase()],
   '/verify-new-email code': [CODES.updateFresh, CODES.updateFresh.toLowerCase()],

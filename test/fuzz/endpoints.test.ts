@@ -145,7 +145,7 @@ for (const seed of FUZZ_PLAN.seeds) {
     coverage('near-valid bodies reached every check and every success', () => {
       const seen = seenBy('nearValid');
       expect([...successes(seen)].sort()).toEqual([...routeNames].sort());
-      const codes = ['INVALID_DATA', 'NOT_FOUND', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'INCORRECT_CODE', 'INVALID_REQUEST', 'EMAIL_ALREADY_USED', 'NOT_ALLOWED'];
+      const codes = ['INVALID_DATA', 'NOT_FOUND', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'INCORRECT_CODE', 'INVALID_REQUEST', 'EMAIL_ALREADY_USED', 'NOT_ALLOWED', 'USER_DISABLED'];
       for (const code of [...codes, 'PASSKEY_VERIFICATION_FAILED', 'PASSKEY_ALREADY_REGISTERED']) {
         expect({ code, seen: seenCodes(seen).has(code) }).toEqual({ code, seen: true });
       }

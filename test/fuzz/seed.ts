@@ -29,12 +29,13 @@ export const NOW_MS = Date.UTC(2026, 2, 1, 12, 0, 10);
 const NOW = Math.floor(NOW_MS / 1000);
 
 const id = (name: string) => `${name}${'2'.repeat(24)}`.slice(0, 24);
-export const USERS = { bare: id('fzbare'), mail: id('fzmaiw'), totp: id('fztotp') };
+/** `off` is disabled (API.md §14): every request that would let it in or change its credentials is USER_DISABLED. */
+export const USERS = { bare: id('fzbare'), mail: id('fzmaiw'), totp: id('fztotp'), off: id('fzqff') };
 export const RESETS = { open: id('fzresetqpen'), last: id('fzresetwast'), expired: id('fzresetexp') };
 export const UPDATES = { fresh: id('fzupdnew'), taken: id('fzupdtaken'), last: id('fzupdwast'), expired: id('fzupdexp') };
 export const SIGN_INS = { open: id('fzsignqpen'), last: id('fzsignwast'), expired: id('fzsignexp') };
 export const RECOVERY_CODE = 'RECQVERYCQDE2345';
-export const EMAILS = { mail: 'ada@example.com', totp: 'bob@example.com', fresh: 'ada.new@example.com', last: 'new-bob@example.com' };
+export const EMAILS = { mail: 'ada@example.com', totp: 'bob@example.com', fresh: 'ada.new@example.com', last: 'new-bob@example.com', off: 'off@example.com' };
 export const CODES = {
   verifyMail: 'ADAVERF2',
   verifyTotpUser: 'BVERFQQ4',
@@ -65,9 +66,9 @@ export const PASSKEYS = await seedPasskeys({ owner: USERS.mail, newcomer: USERS.
 
 const live = { created_at: NOW - 60, expires_at: NOW + 540 };
 const expired = { created_at: NOW - 1200, expires_at: NOW - 600 };
-const user = (userId: string, email: string | null, verified: boolean) => ({
+const user = (userId: string, email: string | null, verified: boolean, disabled = false) => ({
   id: userId, created_at: NOW - 3600, email, email_verified: verified ? 1 : 0,
-  password_hash: fastHash(STRONG_PASSWORD), recovery_code_hash: fastHash(RECOVERY_CODE),
+  password_hash: fastHash(STRONG_PASSWORD), recovery_code_hash: fastHash(RECOVERY_CODE), disabled: disabled ? 1 : 0, disabled_until: null,
 });
 const reset = (rid: string, userId: string, code: string, times: typeof live, failed: number, verified = false) => ({
   id: rid, user_id: userId, ...times, code_hash: sha256Hex(code), email_verified: verified ? 1 : 0, failed_attempts: failed,
@@ -82,7 +83,7 @@ const signIn = (rid: string, userId: string, email: string, code: string, times:
 
 /** Rows by table, inserted in this order (users first for the foreign keys). */
 const SEED: Record<string, Record<string, unknown>[]> = {
-  users: [user(USERS.bare, null, false), user(USERS.mail, EMAILS.mail, false), user(USERS.totp, EMAILS.totp, true)],
+  users: [user(USERS.bare, null, false), user(USERS.mail, EMAILS.mail, false), user(USERS.totp, EMAILS.totp, true), user(USERS.off, EMAILS.off, true, true)],
   email_verification_requests: [
     { user_id: USERS.mail, ...live, code: CODES.verifyMail, failed_attempts: 0 },
     { user_id: USERS.totp, ...live, code: CODES.verifyTotpUser, failed_attempts: 4 },
