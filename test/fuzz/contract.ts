@@ -3,7 +3,8 @@ import { ERROR_STATUS, type ErrorCode } from '../../src/errors';
 import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
 import { bodyRefusal, documentRules, queryRefusal, type DocumentRules } from './document';
-import { PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
+import { MAX_DISABLE_SECONDS } from '../../src/users/model';
+import { NOW_MS, PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
 
 /** What the OpenAPI document states about a body field (JSON Schema: lengths count code points). */
 export interface FieldRule {
@@ -142,10 +143,22 @@ export function checkAnswer(sent: Sent, answer: Answer): string | undefined {
   if (exists === false) return code;
   // The published document decides what is valid (API.md §16): the server refuses exactly what it refuses.
   const bodyRefused = route.takesBody ? bodyRefusal(route.document, parsed(sent)) : undefined;
-  const refused = bodyRefused ?? queryRefusal(route.document, sent.query);
+  const refused = bodyRefused ?? queryRefusal(route.document, sent.query) ?? clockRefusal(route, parsed(sent));
   if (code === 'INVALID_DATA' && refused === undefined) fail('INVALID_DATA for a request the document accepts');
   if (bodyRefused !== undefined && code !== 'INVALID_DATA') fail(`the document refuses the body (${bodyRefused}): must answer INVALID_DATA`);
   return code;
+}
+
+/**
+ * The one rule no schema can state, because it moves with the clock: `until` later than now and at
+ * most 10 years ahead (API.md §14). The document says it in words; the fuzz clock stands still.
+ */
+function clockRefusal(route: FuzzRoute, body: unknown): string | undefined {
+  if (route.path !== '/users/:id/disable' || !isPlainObject(body)) return undefined;
+  const until = (body as { until?: unknown }).until;
+  const now = Math.floor(NOW_MS / 1000);
+  if (typeof until === 'number' && (until <= now || until > now + MAX_DISABLE_SECONDS)) return 'until is not within (now, now + 10 years]';
+  return undefined;
 }
 
 /** The one row a refused request may still change (API.md §4/§5: counted wrong codes, invalidation). */
