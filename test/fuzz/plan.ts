@@ -4,7 +4,7 @@
  * FUZZ_CASES=N   N requests in all (what `bun run fuzz -- --cases N` sets)
  * FUZZ_SEED=S    only this seed (to replay a failure), with FUZZ_PATH=P to replay one case
  */
-export const FIXED_SEED = 20261123;
+export const FIXED_SEED = 20261126;
 const DEFAULT_CASES = 20_000;
 
 const freshSeed = () => (Date.now() ^ (Math.random() * 0x100000000)) | 0;

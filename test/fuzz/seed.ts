@@ -29,8 +29,12 @@ export const NOW_MS = Date.UTC(2026, 2, 1, 12, 0, 10);
 const NOW = Math.floor(NOW_MS / 1000);
 
 const id = (name: string) => `${name}${'2'.repeat(24)}`.slice(0, 24);
-/** `off` is disabled (API.md §14): every request that would let it in or change its credentials is USER_DISABLED. */
-export const USERS = { bare: id('fzbare'), mail: id('fzmaiw'), totp: id('fztotp'), off: id('fzqff') };
+export const USERS = { bare: id('fzbare'), mail: id('fzmaiw'), totp: id('fztotp') };
+/**
+ * A disabled user (API.md §14), reached by logging in with its address and the right password
+ * (USER_DISABLED). Not among USERS, so path ids keep naming the users whose successes the suite must reach.
+ */
+export const DISABLED_USER = id('fzqff');
 export const RESETS = { open: id('fzresetqpen'), last: id('fzresetwast'), expired: id('fzresetexp') };
 export const UPDATES = { fresh: id('fzupdnew'), taken: id('fzupdtaken'), last: id('fzupdwast'), expired: id('fzupdexp') };
 export const SIGN_INS = { open: id('fzsignqpen'), last: id('fzsignwast'), expired: id('fzsignexp') };
@@ -83,7 +87,7 @@ const signIn = (rid: string, userId: string, email: string, code: string, times:
 
 /** Rows by table, inserted in this order (users first for the foreign keys). */
 const SEED: Record<string, Record<string, unknown>[]> = {
-  users: [user(USERS.bare, null, false), user(USERS.mail, EMAILS.mail, false), user(USERS.totp, EMAILS.totp, true), user(USERS.off, EMAILS.off, true, true)],
+  users: [user(USERS.bare, null, false), user(USERS.mail, EMAILS.mail, false), user(USERS.totp, EMAILS.totp, true), user(DISABLED_USER, EMAILS.off, true, true)],
   email_verification_requests: [
     { user_id: USERS.mail, ...live, code: CODES.verifyMail, failed_attempts: 0 },
     { user_id: USERS.totp, ...live, code: CODES.verifyTotpUser, failed_attempts: 4 },
