@@ -85,6 +85,7 @@ describe('breach API outage over HTTP (in process, checker timeout 300 ms)', () 
     const breachLogs: string[] = [];
     const breach = createBreachChecker({ mode: 'online', apiBaseUrl: await apiUrl(), timeoutMs: TIMEOUT_MS, log: (m) => breachLogs.push(m) });
     const h = createHarness({ breach });
+    await h.ready; // a fresh PostgreSQL database is not part of the answer's time
     const post: Post = async (password) => {
       const res = await h.call('POST', '/users', { body: { password } });
       return { status: res.status, body: res.json };

@@ -2,11 +2,14 @@ import { describe, expect, test } from 'bun:test';
 import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
 import { servedRoutes } from './fuzz/contract';
 import { FUZZ_RP } from './fuzz/passkeys-seed';
-import { FastHasher, NOW_MS, PASSKEYS, RECOVERY_CODE, RESETS, seedResetter, takeSnapshot, TOTP_KEYS, UPDATES, USERS } from './fuzz/seed';
+import { FastHasher, NOW_MS, PASSKEYS, RECOVERY_CODE, RESETS, seedResetterOf, TOTP_KEYS, UPDATES, USERS } from './fuzz/seed';
+import { execute, snapshot } from './support/rows';
 
 const h = createHarness({ hasher: new FastHasher(), startMs: NOW_MS, relyingParty: FUZZ_RP });
-const sqlite = h.deps.db.$client;
-const restoreSeed = seedResetter(sqlite);
+await h.ready;
+const restoreSeed = seedResetterOf(h);
+/** Every table's rows, on whichever database the set-up uses. */
+const everyRow = async () => JSON.stringify(await snapshot(h));
 const routes = (await servedRoutes(h)).filter((route) => route.fields.length > 0);
 
 /** A value that passes for each field, so that the field under test is the one validation trips on. */
@@ -67,8 +70,8 @@ describe('a string field holding an object with Object.prototype member names (i
     test(`${name}: every field of every route answers 400 INVALID_DATA and changes nothing`, async () => {
       for (const route of routes) {
         for (const field of route.fields) {
-          restoreSeed();
-          const before = JSON.stringify([...takeSnapshot(sqlite)].map(([table, rows]) => [table, [...rows]]));
+          await restoreSeed();
+          const before = await everyRow();
           const body = rawJsonBody(route.path, route.fields, field, hostile);
           const res = await h.call(route.method, pathOf(route.path), { rawBody: body });
           expect({ route: `${route.method} ${route.path}`, field, status: res.status, body: res.text }).toEqual({
@@ -77,7 +80,7 @@ describe('a string field holding an object with Object.prototype member names (i
             status: 400,
             body: '{"error":"INVALID_DATA"}',
           });
-          const after = JSON.stringify([...takeSnapshot(sqlite)].map(([table, rows]) => [table, [...rows]]));
+          const after = await everyRow();
           expect(after).toBe(before);
         }
       }
@@ -92,17 +95,17 @@ describe('bodies that are not valid UTF-8 (API.md §9)', () => {
   const latin1 = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 
   test('are INVALID_DATA, so two differently broken passwords can never be the same password', async () => {
-    restoreSeed();
+    await restoreSeed();
     for (const password of ['p\xe4ssw\xf6rd long enough', 'p\xffssw\x80rd long enough']) {
       const res = await send('/users', latin1(`{"password":"${password}"}`));
       expect(res.status).toBe(400);
       expect(await res.text()).toBe('{"error":"INVALID_DATA"}');
     }
-    expect(sqlite.query('select count(*) as n from users').get()).toEqual({ n: 3 });
+    expect(Number((await execute(h, 'select count(*) as n from users'))[0]!.n)).toBe(3);
   });
 
   test('wherever the bad byte is: a key, a value, between tokens, a truncated sequence, an encoded surrogate', async () => {
-    restoreSeed();
+    await restoreSeed();
     const bodies = [
       [...Buffer.from('{"pass'), 0xff, ...Buffer.from(`word":"${STRONG_PASSWORD}"}`)],
       [...Buffer.from(`{"password":"${STRONG_PASSWORD}"`), 0xc0, 0xaf, ...Buffer.from('}')],
@@ -123,13 +126,13 @@ describe('bodies that are not valid UTF-8 (API.md §9)', () => {
   });
 
   test('an endpoint that takes no fields still ignores its body', async () => {
-    restoreSeed();
+    await restoreSeed();
     const res = await send(`/users/${USERS.bare}/regenerate-recovery-code`, Uint8Array.from([0xff, 0xfe, 0x00]));
     expect(res.status).toBe(200);
   });
 
   test('a UTF-8 byte order mark is not an error', async () => {
-    restoreSeed();
+    await restoreSeed();
     const res = await send(`/users/${USERS.totp}/verify-password`, Buffer.from(`\uFEFF{"password":"${STRONG_PASSWORD}"}`));
     expect(res.status).toBe(204);
   });

@@ -4,15 +4,22 @@ import { createApp, createHandler } from '../src/app';
 import { createMetricsService } from '../src/metrics/service';
 import { PasswordHasher } from '../src/security/password-hash';
 import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
+import { execute } from './support/rows';
 import { parseSamples, sumOf } from './support/prom-text';
 import { junkSegment } from './fuzz/urls';
 
 const REQUESTS = 'gatehouse_http_requests_total';
 
+/**
+ * Every instance's samples (two on the postgres-2 set-up): counters are per process, so a count is
+ * the sum over all of them; gauges read the shared database, so each instance shows the same value.
+ * A scrape is counted by its instance once answered, so it is not in its own samples.
+ */
+async function scrapeEach(h: ReturnType<typeof createHarness>) {
+  return (await h.callEach('GET', '/metrics')).map(parseSamples);
+}
 async function scrape(h: ReturnType<typeof createHarness>) {
-  const res = await h.call('GET', '/metrics');
-  expect(res.status).toBe(200);
-  return parseSamples(res.text);
+  return (await scrapeEach(h)).flat();
 }
 
 describe('GET /metrics', () => {
@@ -54,14 +61,17 @@ describe('GET /metrics', () => {
     await h.createUser({ email: 'ada@example.com' });
     for (let i = 0; i < 7; i++) await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: STRONG_PASSWORD, client_ip: '192.0.2.1' } });
     for (let i = 0; i < 5; i++) await h.call('POST', `/users/${user.id}/email-verification-request`);
-    h.db.$client.run("insert into webhook_deliveries (event_id, state) select id, case when id = 1 then 'failed' else 'pending' end from events");
-    const samples = await scrape(h);
+    await execute(h, "insert into webhook_deliveries (event_id, state) select id, case when id = 1 then 'failed' else 'pending' end from events");
+    const each = await scrapeEach(h);
+    const samples = each.flat();
     expect(sumOf(samples, 'gatehouse_rate_limit_refusals_total', { limit: 'address' })).toBe(2);
     expect(sumOf(samples, 'gatehouse_rate_limit_refusals_total', { limit: 'email_verification_requests' })).toBe(2);
     expect(sumOf(samples, 'gatehouse_rate_limit_refusals_total', { limit: 'login_block' })).toBe(0);
-    expect(sumOf(samples, 'gatehouse_users')).toBe(2);
-    expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'failed' })).toBe(1);
-    expect(sumOf(samples, 'gatehouse_webhook_deliveries', { state: 'pending' })).toBe(1);
+    for (const one of each) {
+      expect(sumOf(one, 'gatehouse_users')).toBe(2);
+      expect(sumOf(one, 'gatehouse_webhook_deliveries', { state: 'failed' })).toBe(1);
+      expect(sumOf(one, 'gatehouse_webhook_deliveries', { state: 'pending' })).toBe(1);
+    }
   });
 
   test('hashes in flight and queued, and SERVER_BUSY refusals, read from the hasher', async () => {
@@ -70,15 +80,16 @@ describe('GET /metrics', () => {
     const hashes = Array.from({ length: 3 }, () => hasher.hash(STRONG_PASSWORD));
     const busy = await hasher.hash(STRONG_PASSWORD).catch((error: Error) => error.message);
     expect(busy).toBe('SERVER_BUSY');
-    let samples = await scrape(h);
-    expect(sumOf(samples, 'gatehouse_password_hashes_in_flight')).toBe(1);
-    expect(sumOf(samples, 'gatehouse_password_hashes_queued')).toBe(2);
-    expect(sumOf(samples, 'gatehouse_server_busy_total')).toBe(1);
+    // Read from the one hasher the harness's instances share: each shows the same.
+    let [samples] = await scrapeEach(h);
+    expect(sumOf(samples!, 'gatehouse_password_hashes_in_flight')).toBe(1);
+    expect(sumOf(samples!, 'gatehouse_password_hashes_queued')).toBe(2);
+    expect(sumOf(samples!, 'gatehouse_server_busy_total')).toBe(1);
     await Promise.all(hashes);
-    samples = await scrape(h);
-    expect(sumOf(samples, 'gatehouse_password_hashes_in_flight')).toBe(0);
-    expect(sumOf(samples, 'gatehouse_password_hashes_queued')).toBe(0);
-    expect(sumOf(samples, 'gatehouse_server_busy_total')).toBe(1);
+    [samples] = await scrapeEach(h);
+    expect(sumOf(samples!, 'gatehouse_password_hashes_in_flight')).toBe(0);
+    expect(sumOf(samples!, 'gatehouse_password_hashes_queued')).toBe(0);
+    expect(sumOf(samples!, 'gatehouse_server_busy_total')).toBe(1);
   });
 
   test('--no-metrics: NOT_FOUND, and nothing recorded', async () => {
@@ -111,6 +122,7 @@ describe('request duration histogram', () => {
 describe('label sets stay bounded under hostile traffic', () => {
   test('thousands of random paths and methods add no series beyond templates × methods × statuses', async () => {
     const h = createHarness();
+    await h.ready;
     const templates = new Set([...h.app.routes.map((route) => route.path), 'unmatched']);
     const methods = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'PROPFIND', 'BREW', 'M-SEARCH', 'get'];
     const requests = fc.sample(
@@ -129,26 +141,31 @@ describe('label sets stay bounded under hostile traffic', () => {
         new Request(`http://localhost${r.prefix}${r.segment}${r.suffix}`, { method: r.method, headers: r.auth ? { authorization: SECRET } : {} }),
       );
       await response.arrayBuffer();
-      if (i % 1000 === 999) seriesCounts.push((await scrape(h)).filter((s) => s.name === REQUESTS).length);
+      if (i % 1000 === 999) seriesCounts.push(Math.max(...(await scrapeEach(h)).map((one) => one.filter((s) => s.name === REQUESTS).length)));
     }
-    const samples = await scrape(h);
+    const each = await scrapeEach(h);
+    const samples = each.flat();
     const series = samples.filter((s) => s.name === REQUESTS);
     for (const s of series) {
       expect(templates.has(s.labels.route!)).toBe(true);
       expect(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'OTHER']).toContain(s.labels.method!);
       expect(s.labels.status).toMatch(/^[1-5][0-9][0-9]$/);
     }
-    // Every request counted, in a few dozen series that stopped growing long before the end.
-    expect(sumOf(samples, REQUESTS)).toBe(3000 + 3);
-    expect(series.length).toBeLessThan(80);
+    // Every request counted (and the three scrapes before, by each instance), in a few dozen series a
+    // process that stopped growing long before the end.
+    expect(sumOf(samples, REQUESTS)).toBe(3000 + 3 * each.length);
+    for (const one of each) {
+      expect(one.filter((s) => s.name === REQUESTS).length).toBeLessThan(80);
+      expect(one.length).toBeLessThan(1200);
+    }
     expect(seriesCounts[2]! - seriesCounts[1]!).toBeLessThanOrEqual(2);
-    expect(samples.length).toBeLessThan(1200);
   });
 });
 
 describe('handler without metrics', () => {
   test('createHandler works with no metrics service at all', async () => {
     const h = createHarness({ metrics: false });
+    await h.ready;
     const handle = createHandler(createApp(h.services), { secret: SECRET, log: h.platform.log });
     expect((await handle(new Request('http://localhost/', { headers: { authorization: SECRET } }))).status).toBe(200);
   });

@@ -35,7 +35,10 @@ describe('headers on every answer (API.md §9)', () => {
 
   test('also on an unexpected failure (500) and on /health answering 503', async () => {
     const broken = createHarness();
-    broken.deps.db.$client.close();
+    await broken.ready;
+    // Its database closed under it: SQLite's handle, or every instance's PostgreSQL pool.
+    if (broken.backend.kind === 'sqlite') broken.backend.db.$client.close();
+    else await Promise.all(broken.instances.map((instance) => instance.close()));
     for (const res of [await broken.call('GET', '/users'), await broken.call('GET', '/health', { auth: null })]) {
       expect([res.status, res.headers.get('x-content-type-options'), res.headers.get('cache-control')]).toEqual([res.status, 'nosniff', 'no-store']);
       expect(res.status).toBeGreaterThanOrEqual(500);

@@ -30,6 +30,15 @@ const HTTP_SUITES = [
   'test/imported-hashes.test.ts',
   'test/transfer-round-trip.test.ts',
   'test/client.test.ts',
+  // Harness suites about the HTTP surface as a whole: limits, sweeps, metrics, headers, hostile input.
+  'test/floods.test.ts',
+  'test/sweep.test.ts',
+  'test/metrics.test.ts',
+  'test/response-headers.test.ts',
+  'test/hostile-input.test.ts',
+  'test/email-addresses.test.ts',
+  'test/breach-outage.test.ts',
+  'test/docs.test.ts',
 ];
 
 interface Tally {

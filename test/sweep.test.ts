@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test';
 import { openDatabase, type Db } from '../src/db/client';
 import { startSweeper, sweepExpired as sweepStore, SWEEP_BATCH_SIZE, type SweepOptions } from '../src/code-requests/service';
 import { sqliteCodeRequestStore } from '../src/code-requests/store';
-import { createHarness } from './support/harness';
+import { createHarness, type Harness } from './support/harness';
+import { execute, insertRows } from './support/rows';
 
 const START_MS = Date.UTC(2026, 0, 1);
 const NOW_S = START_MS / 1000;
@@ -41,6 +42,19 @@ const countOf = (db: Db, table: string): number =>
 const waitUntil = async (condition: () => boolean, timeoutMs = 2000) => {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await Bun.sleep(2);
+  }
+};
+
+/** The same as insertResetRequests, on the harness's database (SQLite or PostgreSQL). */
+const insertResetRequestsOf = (h: Harness, userId: string, expiresAt: number, count: number, prefix = 'r') =>
+  insertRows(h, 'passwordResetRequests', Array.from({ length: count }, (_, i) => ({ id: `${prefix}${expiresAt}-${i}`, userId, createdAt: expiresAt - 600, expiresAt, codeHash: 'h' })));
+const resetRequestsOf = async (h: Harness): Promise<number> => Number((await execute(h, 'select count(*) as n from password_reset_requests'))[0]!.n);
+
+const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await Bun.sleep(2);
   }
@@ -92,23 +106,23 @@ describe('startSweeper', () => {
     const h = createHarness({ startMs: START_MS });
     const user = await h.createUser();
     const live = (await h.call('POST', `/users/${user.id}/password-reset-requests`, { body: {} })).json;
-    insertResetRequests(h.deps.db, user.id, NOW_S, 1, 'first');
+    await insertResetRequestsOf(h, user.id, NOW_S, 1, 'first');
     const sweeps = () => h.logs.filter((line) => line.message === 'swept expired requests').length;
     const sweeper = sweeperOf(h, 10);
     try {
-      await waitUntil(() => sweeps() === 1);
-      expect(countOf(h.deps.db, 'password_reset_requests')).toBe(1);
+      await waitFor(() => sweeps() === 1);
+      expect(await resetRequestsOf(h)).toBe(1);
       // A run logs when it has finished, so this row can only go in a later run.
-      insertResetRequests(h.deps.db, user.id, NOW_S, 1, 'second');
-      await waitUntil(() => sweeps() === 2);
-      expect(countOf(h.deps.db, 'password_reset_requests')).toBe(1);
+      await insertResetRequestsOf(h, user.id, NOW_S, 1, 'second');
+      await waitFor(() => sweeps() === 2);
+      expect(await resetRequestsOf(h)).toBe(1);
       expect((await h.call('GET', `/password-reset-requests/${live.id}`)).status).toBe(200);
     } finally {
-      sweeper.stop();
+      await sweeper.stop();
     }
-    insertResetRequests(h.deps.db, user.id, NOW_S, 1, 'after-stop');
+    await insertResetRequestsOf(h, user.id, NOW_S, 1, 'after-stop');
     await Bun.sleep(60);
-    expect(countOf(h.deps.db, 'password_reset_requests')).toBe(2);
+    expect(await resetRequestsOf(h)).toBe(2);
   });
 
   test('logs errors and keeps going instead of throwing', async () => {
@@ -128,14 +142,14 @@ describe('startSweeper', () => {
     const h = createHarness({ startMs: START_MS });
     const user = await h.createUser();
     const total = 60 * SWEEP_BATCH_SIZE;
-    insertResetRequests(h.deps.db, user.id, NOW_S - 1, total);
-    const expired = () => countOf(h.deps.db, 'password_reset_requests');
+    await insertResetRequestsOf(h, user.id, NOW_S - 1, total);
+    const expired = () => resetRequestsOf(h);
     const seen = new Set<number>();
     let createdId = '';
 
     const sweeper = sweeperOf(h, 1);
     try {
-      while (expired() === total) await nextTick();
+      while ((await expired()) === total) await nextTick();
       const [read, created] = await Promise.all([
         h.call('GET', `/users/${user.id}`),
         h.call('POST', `/users/${user.id}/password-reset-requests`, { body: {} }),
@@ -144,13 +158,13 @@ describe('startSweeper', () => {
       expect(created.status).toBe(200);
       createdId = created.json.id;
       // The sweep was still under way when both requests had been answered.
-      expect(expired()).toBeGreaterThan(1);
+      expect(await expired()).toBeGreaterThan(1);
       // Minus the live request just created.
-      for (let left = expired() - 1; left > 0; left = expired() - 1) {
+      for (let left = (await expired()) - 1; left > 0; left = (await expired()) - 1) {
         seen.add(left);
         await nextTick();
       }
-      await waitUntil(() => h.logs.some((line) => line.message === 'swept expired requests'));
+      await waitFor(() => h.logs.some((line) => line.message === 'swept expired requests'));
     } finally {
       sweeper.stop();
     }

@@ -73,11 +73,12 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   }
   log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port, storage: storage.kind });
   const stop = async () => {
-    sweeper.stop();
-    eventSweeper.stop();
+    // A sweep under way finishes its batch before the storage closes (else it logs a failure at exit).
+    const sweeps = Promise.all([sweeper.stop(), eventSweeper.stop()]);
     await server.stop(false);
     // After the requests: their events are in the outbox by now, and go out on the next start.
     await sender?.stop();
+    await sweeps;
     shared.close();
     await storage.close();
     log({ level: 'info', message: 'stopped: requests in flight answered, storage closed' });

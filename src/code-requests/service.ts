@@ -86,7 +86,7 @@ export async function sweepExpired(store: CodeRequestStore, nowMs: number, optio
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The expired requests' sweep, every intervalMs (see startBatchSweeper). */
-export function startSweeper(deps: { store: CodeRequestStore; clock: Clock; log: Logger }, intervalMs = 60_000): { stop(): void } {
+export function startSweeper(deps: { store: CodeRequestStore; clock: Clock; log: Logger }, intervalMs = 60_000): StoppableSweeper {
   return startBatchSweeper(
     { ...deps, what: 'expired requests', sweepBatch: (nowMs) => sweepExpired(deps.store, nowMs, { maxBatches: 1 }) },
     intervalMs,
@@ -102,18 +102,27 @@ export interface BatchSweeper {
   sweepBatch: (nowMs: number) => Promise<number>;
 }
 
+export interface StoppableSweeper {
+  /** No run starts after this; resolves once a run under way has finished its batch. */
+  stop(): Promise<void>;
+}
+
 /**
  * Runs a sweep every intervalMs. Each run deletes one batch at a time and yields in between, so a
  * large backlog never keeps requests waiting; a run still going when the next tick comes is not
  * doubled. Errors are logged and the next tick tries again.
  */
-export function startBatchSweeper(deps: BatchSweeper, intervalMs: number): { stop(): void } {
+export function startBatchSweeper(deps: BatchSweeper, intervalMs: number): StoppableSweeper {
   let stopped = false;
-  let running = false;
+  let running: Promise<void> | undefined;
 
   const run = async () => {
-    if (running || stopped) return;
-    running = true;
+    if (running !== undefined || stopped) return;
+    running = sweep();
+    await running;
+    running = undefined;
+  };
+  const sweep = async () => {
     try {
       const nowMs = deps.clock();
       let total = 0;
@@ -127,17 +136,16 @@ export function startBatchSweeper(deps: BatchSweeper, intervalMs: number): { sto
       if (total > 0) deps.log({ level: 'info', message: `swept ${deps.what}`, deleted: total });
     } catch (error) {
       deps.log({ level: 'error', message: `sweep of ${deps.what} failed`, ...describeError(error) });
-    } finally {
-      running = false;
     }
   };
 
   const timer = setInterval(() => void run(), intervalMs);
   timer.unref();
   return {
-    stop() {
+    async stop() {
       stopped = true;
       clearInterval(timer);
+      await running;
     },
   };
 }

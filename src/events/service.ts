@@ -1,4 +1,4 @@
-import { startBatchSweeper, SWEEP_BATCH_SIZE } from '../code-requests/service';
+import { startBatchSweeper, type StoppableSweeper, SWEEP_BATCH_SIZE } from '../code-requests/service';
 import type { Logger } from '../http/log';
 import { toUnixSeconds, type Clock } from '../security/clock';
 import { type EventQuery, type EventView, toEventView } from './model';
@@ -30,7 +30,7 @@ export function sweepOldEvents(store: EventStore, nowMs: number, retentionDays: 
 export function startEventSweeper(
   deps: { store: EventStore; clock: Clock; log: Logger; retentionDays: number },
   intervalMs = 60_000,
-): { stop(): void } {
+): StoppableSweeper {
   return startBatchSweeper(
     { clock: deps.clock, log: deps.log, what: 'old events', sweepBatch: (nowMs) => sweepOldEvents(deps.store, nowMs, deps.retentionDays) },
     intervalMs,

@@ -4,7 +4,9 @@ import { addressKey } from '../../src/security/address-key';
 import type { RateLimits } from '../../src/security/rate-limit';
 import { sha256Hex } from '../../src/security/digest';
 import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/security/totp';
-import { STRONG_PASSWORD } from '../support/harness';
+import type { PgDb } from '../../src/db/pg-client';
+import { type Harness, STRONG_PASSWORD } from '../support/harness';
+import { execute } from '../support/rows';
 import { seedPasskeys } from './passkeys-seed';
 
 /**
@@ -129,6 +131,35 @@ export function seedResetter(sqlite: Database): () => void {
     for (const insert of inserts) insert();
   });
   return () => restore();
+}
+
+/**
+ * seedResetter on the harness's own database, SQLite or PostgreSQL (for the suites that run on every
+ * set-up): the same rows, with SQLite's 0/1 flags as PostgreSQL's booleans there.
+ */
+export function seedResetterOf(h: Harness): () => Promise<void> {
+  if (h.setup === 'sqlite') {
+    const restore = seedResetter(h.deps.db.$client);
+    return async () => restore();
+  }
+  return async () => {
+    const booleans = new Set(
+      (await execute(h, "select table_name || '.' || column_name as name from information_schema.columns where data_type = 'boolean' and table_schema = 'public'")).map((row) => row.name as string),
+    );
+    const db = h.backend.db as PgDb;
+    await db.$client.begin(async (tx) => {
+      await tx.unsafe('delete from users');
+      await tx.unsafe('delete from challenges');
+      await tx.unsafe('delete from events');
+      for (const [table, rows] of Object.entries(SEED)) {
+        for (const row of rows) {
+          const columns = Object.keys(row);
+          const values = columns.map((column) => (booleans.has(`${table}.${column}`) ? Boolean(row[column]) : row[column]));
+          await tx.unsafe(`insert into ${table} (${columns.join(', ')}) values (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, values as never[]);
+        }
+      }
+    });
+  };
 }
 
 export type Snapshot = Map<string, Map<string, Record<string, unknown>>>;
