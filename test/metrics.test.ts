@@ -77,6 +77,7 @@ describe('GET /metrics', () => {
   test('hashes in flight and queued, and SERVER_BUSY refusals, read from the hasher', async () => {
     const hasher = new PasswordHasher({ concurrency: 1, maxQueue: 2 });
     const h = createHarness({ hasher });
+    await h.ready; // before the hashes start, so the scrape finds them still running
     const hashes = Array.from({ length: 3 }, () => hasher.hash(STRONG_PASSWORD));
     const busy = await hasher.hash(STRONG_PASSWORD).catch((error: Error) => error.message);
     expect(busy).toBe('SERVER_BUSY');
