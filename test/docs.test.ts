@@ -333,5 +333,5 @@ describe('redocly lint', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 30_000); // a Node process running Redocly: a few seconds on a busy machine
 });

@@ -85,7 +85,7 @@ describe('a string field holding an object with Object.prototype member names (i
         }
       }
       expect(h.logs.filter((line) => line.level === 'error')).toEqual([]);
-    });
+    }, 60_000); // every field of every route, the database restored and compared for each
   }
 });
 
