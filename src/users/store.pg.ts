@@ -94,14 +94,15 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;
       }),
+    // Each UPDATE of the user row is the transaction's first statement: the user is locked first.
     disable: (id, until, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
         const changed = await tx.update(users).set({ disabled: true, disabledUntil: until }).where(eq(users.id, id)).returning({ id: users.id });
         if (changed.length > 0) await append(tx, events);
         return changed.length > 0;
       }),
     enable: (id, now, events) =>
-      db.transaction(async (tx) => {
+      inTransaction(db, async (tx) => {
         // The row lock of the update makes a parallel enable wait, then find nothing to change: one event.
         const changed = await tx.update(users).set({ disabled: false, disabledUntil: null }).where(and(eq(users.id, id), disabledAt(now))).returning({ id: users.id });
         if (changed.length > 0) {
