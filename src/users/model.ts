@@ -98,7 +98,13 @@ export const CreateUserBody = t.Object(
   client_ip: ClientIp,
   },
   {
-    [DOCUMENTED_AS]: { oneOf: [{ required: ['password'] }, { required: ['password_hash'] }] },
+    // Each branch names the property it requires, so generated types require one of the two too.
+    [DOCUMENTED_AS]: {
+      oneOf: [
+        { required: ['password'], properties: { password: true } },
+        { required: ['password_hash'], properties: { password_hash: true } },
+      ],
+    },
     description: 'Exactly one of password and password_hash.',
     // Whole bodies: an example built from the fields' own examples would send both and be refused.
     examples: [

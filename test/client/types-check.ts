@@ -25,6 +25,9 @@ export async function checks(): Promise<void> {
     // @ts-expect-error createUser never answers INCORRECT_CODE
     if (created.error.code === 'INCORRECT_CODE') void 0;
   }
+  await gatehouse.createUser({ password_hash: '$2y$04$gcgP/Qo3C9f/OEgzwbmsHuLsqTggE3jrIB/8cbgW9nTXU/WSaEYrC' });
+  // @ts-expect-error one of password and password_hash is required
+  await gatehouse.createUser({ email: 'ada@example.com' });
   // @ts-expect-error data may be null until the error is checked
   void created.data.id;
 

@@ -918,7 +918,11 @@ export interface operations {
                      * @example 203.0.113.7
                      */
                     client_ip?: string | null;
-                } & (unknown | unknown);
+                } & ({
+                    password: unknown;
+                } | {
+                    password_hash: unknown;
+                });
             };
         };
         responses: {
