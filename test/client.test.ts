@@ -58,6 +58,15 @@ describe('every operation through @gatehouse/client', () => {
     expect(wrong).toEqual({ data: null, error: { status: 400, code: 'INCORRECT_PASSWORD' } });
   });
 
+  test('disabling and enabling, and finding a user by its address', async () => {
+    const until = Math.floor(h.now() / 1000) + 3600;
+    expect(await ok(gatehouse.disableUser({ id: userId, until }))).toMatchObject({ id: userId, disabled: true, disabled_until: until });
+    const refused = await gatehouse.authenticateWithPassword({ email: 'ada@example.com', password: `${STRONG_PASSWORD}!` });
+    expect(refused.error).toEqual({ status: 400, code: 'USER_DISABLED' });
+    expect(await ok(gatehouse.enableUser({ id: userId }))).toMatchObject({ id: userId, disabled: false, disabled_until: null });
+    expect((await ok(gatehouse.listUsers({ email: 'ADA@example.com' }))).map((u) => u.id)).toEqual([userId]);
+  });
+
   test('email verification and email update', async () => {
     const request = await ok(gatehouse.createEmailVerificationRequest({ id: userId }));
     expect((await ok(gatehouse.getEmailVerificationRequest({ id: userId }))).expires_at).toBe(request.expires_at);

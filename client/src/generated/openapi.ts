@@ -82,6 +82,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a user
+         * @description Until `until`, or until enabled. A disabled user can still be read, listed, exported, deleted and enabled, and have its requests listed or deleted; logging in and changing its credentials answer USER_DISABLED. Disabling a disabled user replaces `until`. Writes user.disabled.
+         */
+        post: operations["disableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a user
+         * @description Takes no body. Enabling an enabled user answers it unchanged and writes no event; otherwise writes user.enabled.
+         */
+        post: operations["enableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/authenticate/password": {
         parameters: {
             query?: never;
@@ -93,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Authenticate with email and password
-         * @description Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip.
+         * @description Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip. A disabled user answers USER_DISABLED only for the correct password, after the same work.
          */
         post: operations["authenticateWithPassword"];
         delete?: never;
@@ -113,7 +153,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a user's password
-         * @description After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes.
+         * @description After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes. A disabled user answers USER_DISABLED only for the correct password, after the same work.
          */
         post: operations["verifyUserPassword"];
         delete?: never;
@@ -133,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Update a user's password
-         * @description A wrong current password answers INCORRECT_PASSWORD and counts toward the login block.
+         * @description A wrong current password answers INCORRECT_PASSWORD and counts toward the login block. A disabled user is refused (USER_DISABLED) before any check.
          */
         post: operations["updateUserPassword"];
         delete?: never;
@@ -535,7 +575,7 @@ export interface paths {
         put?: never;
         /**
          * Log in with a passkey
-         * @description Answers the passkey's owner. The first verify uses the challenge up, successful or not: an unknown, expired, used or second-factor challenge is INVALID_REQUEST. Failures count toward the login block of client_ip like wrong passwords. A sign counter that does not increase (when it or the stored one is non-zero) is refused as a possible clone.
+         * @description Answers the passkey's owner. The first verify uses the challenge up, successful or not: an unknown, expired, used or second-factor challenge is INVALID_REQUEST. Failures count toward the login block of client_ip like wrong passwords. A sign counter that does not increase (when it or the stored one is non-zero) is refused as a possible clone. A correct passkey of a disabled user answers USER_DISABLED and leaves the challenge unused.
          */
         post: operations["authenticateWithPasskey"];
         delete?: never;
@@ -638,7 +678,7 @@ export interface paths {
         };
         /**
          * List security events
-         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, email_code.used, email_code.incorrect.
+         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect.
          */
         get: operations["listEvents"];
         put?: never;
@@ -808,6 +848,7 @@ export interface operations {
                 sort_order?: "ascending" | "descending";
                 per_page?: number;
                 page?: number;
+                email?: string;
                 email_query?: string;
             };
             header?: never;
@@ -1188,6 +1229,216 @@ export interface operations {
             };
         };
     };
+    disableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Unix seconds when the user becomes enabled again by itself: later than now and at most 10 years (315,576,000 s) ahead, else INVALID_DATA. Absent or null: disabled until enabled.
+                     * @example 1795310920
+                     */
+                    until?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        id: string;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /** @example ada@example.com */
+                        email: string | null;
+                        email_verified: boolean;
+                        registered_totp: boolean;
+                        /**
+                         * @description How many passkeys the user has registered
+                         * @example 1
+                         */
+                        passkey_count: number;
+                        /** @description A disabled user cannot log in or change its credentials (USER_DISABLED) */
+                        disabled: boolean;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        disabled_until: number | null;
+                    };
+                };
+            };
+            /** @description INVALID_DATA */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "INVALID_DATA";
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    enableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        id: string;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /** @example ada@example.com */
+                        email: string | null;
+                        email_verified: boolean;
+                        registered_totp: boolean;
+                        /**
+                         * @description How many passkeys the user has registered
+                         * @example 1
+                         */
+                        passkey_count: number;
+                        /** @description A disabled user cannot log in or change its credentials (USER_DISABLED) */
+                        disabled: boolean;
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        disabled_until: number | null;
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
     authenticateWithPassword: {
         parameters: {
             query?: never;
@@ -1250,7 +1501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS, INCORRECT_PASSWORD */
+            /** @description INVALID_DATA, TOO_MANY_REQUESTS, INCORRECT_PASSWORD, USER_DISABLED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1258,7 +1509,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "INCORRECT_PASSWORD";
+                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "INCORRECT_PASSWORD" | "USER_DISABLED";
                     };
                 };
             };
@@ -1357,7 +1608,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS, INCORRECT_PASSWORD */
+            /** @description INVALID_DATA, TOO_MANY_REQUESTS, INCORRECT_PASSWORD, USER_DISABLED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1365,7 +1616,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "INCORRECT_PASSWORD";
+                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "INCORRECT_PASSWORD" | "USER_DISABLED";
                     };
                 };
             };
@@ -1469,7 +1720,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS, WEAK_PASSWORD, INCORRECT_PASSWORD */
+            /** @description INVALID_DATA, USER_DISABLED, TOO_MANY_REQUESTS, WEAK_PASSWORD, INCORRECT_PASSWORD */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1477,7 +1728,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "WEAK_PASSWORD" | "INCORRECT_PASSWORD";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "TOO_MANY_REQUESTS" | "WEAK_PASSWORD" | "INCORRECT_PASSWORD";
                     };
                 };
             };
@@ -1669,15 +1920,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description TOO_MANY_REQUESTS */
+            /** @description USER_DISABLED, TOO_MANY_REQUESTS */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @constant */
-                        error: "TOO_MANY_REQUESTS";
+                        /** @enum {string} */
+                        error: "USER_DISABLED" | "TOO_MANY_REQUESTS";
                     };
                 };
             };
@@ -1827,7 +2078,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description INVALID_DATA, NOT_ALLOWED, TOO_MANY_REQUESTS, INCORRECT_CODE */
+            /** @description INVALID_DATA, USER_DISABLED, NOT_ALLOWED, TOO_MANY_REQUESTS, INCORRECT_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1835,7 +2086,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "NOT_ALLOWED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "NOT_ALLOWED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
                     };
                 };
             };
@@ -2039,7 +2290,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS, EMAIL_ALREADY_USED */
+            /** @description INVALID_DATA, USER_DISABLED, TOO_MANY_REQUESTS, EMAIL_ALREADY_USED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2047,7 +2298,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "EMAIL_ALREADY_USED";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "TOO_MANY_REQUESTS" | "EMAIL_ALREADY_USED";
                     };
                 };
             };
@@ -2368,7 +2619,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, INVALID_REQUEST, TOO_MANY_REQUESTS, INCORRECT_CODE, EMAIL_ALREADY_USED */
+            /** @description INVALID_DATA, INVALID_REQUEST, USER_DISABLED, TOO_MANY_REQUESTS, INCORRECT_CODE, EMAIL_ALREADY_USED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2376,7 +2627,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE" | "EMAIL_ALREADY_USED";
+                        error: "INVALID_DATA" | "INVALID_REQUEST" | "USER_DISABLED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE" | "EMAIL_ALREADY_USED";
                     };
                 };
             };
@@ -2472,7 +2723,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS, INCORRECT_CODE */
+            /** @description INVALID_DATA, USER_DISABLED, TOO_MANY_REQUESTS, INCORRECT_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2480,7 +2731,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
                     };
                 };
             };
@@ -2713,7 +2964,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description INVALID_DATA, NOT_ALLOWED, TOO_MANY_REQUESTS, INCORRECT_CODE */
+            /** @description INVALID_DATA, USER_DISABLED, NOT_ALLOWED, TOO_MANY_REQUESTS, INCORRECT_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2721,7 +2972,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "NOT_ALLOWED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "NOT_ALLOWED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
                     };
                 };
             };
@@ -2899,7 +3150,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS, INCORRECT_CODE */
+            /** @description INVALID_DATA, USER_DISABLED, TOO_MANY_REQUESTS, INCORRECT_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2907,7 +3158,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
                     };
                 };
             };
@@ -3108,7 +3359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS */
+            /** @description INVALID_DATA, USER_DISABLED, TOO_MANY_REQUESTS */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3116,7 +3367,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "TOO_MANY_REQUESTS";
                     };
                 };
             };
@@ -3522,7 +3773,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description INVALID_DATA, INVALID_REQUEST, TOO_MANY_REQUESTS, WEAK_PASSWORD */
+            /** @description INVALID_DATA, INVALID_REQUEST, USER_DISABLED, TOO_MANY_REQUESTS, WEAK_PASSWORD */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3530,7 +3781,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "WEAK_PASSWORD";
+                        error: "INVALID_DATA" | "INVALID_REQUEST" | "USER_DISABLED" | "TOO_MANY_REQUESTS" | "WEAK_PASSWORD";
                     };
                 };
             };
@@ -4164,7 +4415,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, NOT_ALLOWED, INVALID_REQUEST, TOO_MANY_REQUESTS, PASSKEY_VERIFICATION_FAILED */
+            /** @description INVALID_DATA, NOT_ALLOWED, INVALID_REQUEST, TOO_MANY_REQUESTS, PASSKEY_VERIFICATION_FAILED, USER_DISABLED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4172,7 +4423,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "NOT_ALLOWED" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "PASSKEY_VERIFICATION_FAILED";
+                        error: "INVALID_DATA" | "NOT_ALLOWED" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "PASSKEY_VERIFICATION_FAILED" | "USER_DISABLED";
                     };
                 };
             };
@@ -4285,7 +4536,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, NOT_ALLOWED */
+            /** @description INVALID_DATA, USER_DISABLED, NOT_ALLOWED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4293,7 +4544,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "NOT_ALLOWED";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "NOT_ALLOWED";
                     };
                 };
             };
@@ -4545,7 +4796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, NOT_ALLOWED, INVALID_REQUEST, PASSKEY_VERIFICATION_FAILED, PASSKEY_ALREADY_REGISTERED */
+            /** @description INVALID_DATA, USER_DISABLED, NOT_ALLOWED, INVALID_REQUEST, PASSKEY_VERIFICATION_FAILED, PASSKEY_ALREADY_REGISTERED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4553,7 +4804,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "NOT_ALLOWED" | "INVALID_REQUEST" | "PASSKEY_VERIFICATION_FAILED" | "PASSKEY_ALREADY_REGISTERED";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "NOT_ALLOWED" | "INVALID_REQUEST" | "PASSKEY_VERIFICATION_FAILED" | "PASSKEY_ALREADY_REGISTERED";
                     };
                 };
             };
@@ -4659,7 +4910,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description INVALID_DATA, NOT_ALLOWED, INVALID_REQUEST, TOO_MANY_REQUESTS, PASSKEY_VERIFICATION_FAILED */
+            /** @description INVALID_DATA, USER_DISABLED, NOT_ALLOWED, INVALID_REQUEST, TOO_MANY_REQUESTS, PASSKEY_VERIFICATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4667,7 +4918,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "NOT_ALLOWED" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "PASSKEY_VERIFICATION_FAILED";
+                        error: "INVALID_DATA" | "USER_DISABLED" | "NOT_ALLOWED" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "PASSKEY_VERIFICATION_FAILED";
                     };
                 };
             };
@@ -4926,7 +5177,7 @@ export interface operations {
         parameters: {
             query?: {
                 user_id?: string;
-                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "email_code.used" | "email_code.incorrect";
+                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
                 after?: number;
                 limit?: number;
             };
@@ -4954,7 +5205,7 @@ export interface operations {
                          */
                         time: number;
                         /** @enum {string} */
-                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "email_code.used" | "email_code.incorrect";
+                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
                         /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
                         user_id: string | null;
                         /**
