@@ -4,7 +4,7 @@ import { sha256Hex } from '../src/security/digest';
 import { allowEvents, eventsDuring, refuseEvents, summary } from './support/events';
 import { createHarness, expectError, STRONG_PASSWORD, type Harness } from './support/harness';
 import { parseSamples, sumOf } from './support/prom-text';
-import { rowOf as storedRow, rowsOf } from './support/rows';
+import { rowOf as storedRow, rowsOf, updateRows } from './support/rows';
 
 /** Sign in with an emailed code (API.md §15), on every set-up: SQLite, PostgreSQL + Redis with one and two instances. */
 
@@ -266,6 +266,51 @@ describe('POST /authenticate/email-code', () => {
     expectError(await createRaw(h, { email: 'ada@example.com' }), 404, 'NOT_FOUND');
     const renewed = await createRequest(h, 'ada.new@example.com');
     expect((await signIn(h, renewed.id, renewed.code)).json).toMatchObject({ email: 'ada.new@example.com', email_verified: true });
+  });
+});
+
+describe('a disabled user (API.md §14)', () => {
+  const disable = (h: Harness, id: string, until: number | null = null) => updateRows(h, 'users', { disabled: true, disabledUntil: until }, { id });
+  const enable = (h: Harness, id: string) => updateRows(h, 'users', { disabled: false, disabledUntil: null }, { id });
+
+  test('gets no sign-in request: USER_DISABLED after INVALID_DATA and NOT_FOUND, before the per-user limit', async () => {
+    const { h, user } = await setup();
+    for (let i = 0; i < 3; i++) await createRequest(h);
+    await disable(h, user.id);
+    expectError(await createRaw(h, { email: 'not an address' }), 400, 'INVALID_DATA');
+    expectError(await createRaw(h, { email: 'nobody@example.com' }), 404, 'NOT_FOUND');
+    // The user's 3 creations are used up, yet the state answers first.
+    expectError(await createRaw(h, { email: 'ada@example.com' }), 400, 'USER_DISABLED');
+    // The address token, spent before the address is looked up (for known and unknown ones alike), still comes first.
+    for (let i = 0; i < 5; i++) expectError(await createRaw(h, { email: 'ada@example.com', client_ip: IP }), 400, 'USER_DISABLED');
+    expectRetryAfter(await createRaw(h, { email: 'ada@example.com', client_ip: IP }));
+    expect((await list(h, user.id)).length).toBe(3);
+  });
+
+  test('a disabled_until that has passed reads as enabled', async () => {
+    const { h, user } = await setup();
+    await disable(h, user.id, Math.floor(h.now() / 1000) + 60);
+    expectError(await createRaw(h, { email: 'ada@example.com' }), 400, 'USER_DISABLED');
+    h.advance(60_000);
+    const created = await createRequest(h);
+    expect((await signIn(h, created.id, created.code)).json).toMatchObject({ id: user.id, disabled: false, disabled_until: null });
+  });
+
+  test('a wrong code counts as usual; a correct one answers USER_DISABLED and uses nothing up, so it works once enabled', async () => {
+    const { h, user } = await setup();
+    const created = await createRequest(h);
+    await disable(h, user.id);
+    const during = (action: () => Promise<unknown>) => eventsDuring(h, action).then(summary);
+    expect(await during(async () => expectError(await signIn(h, created.id, wrongCode(created.code), { client_ip: IP }), 400, 'INCORRECT_CODE'))).toEqual([
+      ['email_code.incorrect', user.id, IP],
+    ]);
+    expect(await during(async () => expectError(await signIn(h, created.id, created.code, { client_ip: IP }), 400, 'USER_DISABLED'))).toEqual([]);
+    expect(await rowOf(h, created.id)).toMatchObject({ failedAttempts: 1 });
+    expect((await h.call('GET', `/users/${user.id}`)).json).toMatchObject({ email_verified: false, disabled: true });
+    // Its requests can still be listed and deleted while it is disabled.
+    expect((await list(h, user.id)).map((r: { id: string }) => r.id)).toEqual([created.id]);
+    await enable(h, user.id);
+    expect((await signIn(h, created.id, created.code, { client_ip: IP })).json).toMatchObject({ id: user.id, email_verified: true, disabled: false });
   });
 });
 

@@ -23,8 +23,8 @@ export function emailSignInRoutes(signIns: EmailSignInService, findUser: FindUse
             "Returns the request with its 8-character code, which the caller emails to the address; the code is never shown again. " +
             'The request expires after 10 minutes. Checks in order: INVALID_DATA, TOO_MANY_REQUESTS for client_ip\'s tokens (spent also ' +
             'for an address nobody holds), NOT_FOUND (no user has this address, compared NFC-normalised and lower-cased), ' +
-            'TOO_MANY_REQUESTS (at most 3 creations per user in any 15 minutes).',
-          errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE'],
+            'USER_DISABLED, TOO_MANY_REQUESTS (at most 3 creations per user in any 15 minutes).',
+          errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE'],
           ok: CreatedEmailSignInRequest,
         }),
       },
@@ -43,9 +43,10 @@ export function emailSignInRoutes(signIns: EmailSignInService, findUser: FindUse
             'passkeys are untouched (ask for a second factor after this step as after a password). Checks in order: INVALID_DATA, ' +
             'INVALID_REQUEST (unknown, expired, used or invalidated request), TOO_MANY_REQUESTS (client_ip\'s tokens, and its login ' +
             'block: 5 wrong passwords, passkeys or codes from one address within 15 minutes block it for 15 minutes), INCORRECT_CODE ' +
-            '(counts toward that block, and on the request: the 5th wrong code invalidates it). Of parallel correct redemptions ' +
-            'exactly one succeeds; the others answer INVALID_REQUEST.',
-          errors: ['INVALID_DATA', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'PAYLOAD_TOO_LARGE'],
+            '(counts toward that block, and on the request: the 5th wrong code invalidates it), USER_DISABLED (only after a correct ' +
+            'code; the request is not used up and works once the user is enabled). Of parallel correct redemptions exactly one ' +
+            'succeeds; the others answer INVALID_REQUEST.',
+          errors: ['INVALID_DATA', 'INVALID_REQUEST', 'TOO_MANY_REQUESTS', 'INCORRECT_CODE', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE'],
           ok: User,
         }),
       },

@@ -7,7 +7,7 @@ import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
 import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
-import type { UserView } from '../users/model';
+import { isDisabled, rejectDisabled, type UserView } from '../users/model';
 import type { UserStore } from '../users/store';
 import { toSignInRequestView, type CreatedSignInRequestView, type SignInRequestView } from './model';
 import type { EmailSignInStore, SignInRequestRecord } from './store';
@@ -42,12 +42,14 @@ export function createEmailSignInService({ store, users, limits, events, clock }
 
     /**
      * The address token is spent first, also for an address nobody holds, so probing addresses costs
-     * what asking for a code does; then the user, then the user's own limit of creations.
+     * what asking for a code does (as at /authenticate/password); then the user, right after it
+     * whether it is disabled (API.md §14), then the user's own limit of creations.
      */
     async create(input: { email: string; clientIp: string | null }): Promise<CreatedSignInRequestView> {
       await spendAddressToken(limits, input.clientIp);
       const user = await users.findByEmail(normalizeEmail(input.email));
       if (user === undefined || user.email === null) throw new AppError('NOT_FOUND');
+      rejectDisabled(user, now());
       enforce(await limits.emailSignInRequests.hit(user.id));
       const code = generateOneTimeCode();
       const record = { id: generateId(), userId: user.id, ...newRequestTimes(now()), failedAttempts: 0, email: user.email, codeHash: hashCode(code) };
@@ -59,6 +61,8 @@ export function createEmailSignInService({ store, users, limits, events, clock }
     /**
      * INVALID_REQUEST, then the address's token and login block (checks from one address one at a
      * time, as for passwords), then the code. Success consumes the request and verifies the address.
+     * Only a correct code learns of USER_DISABLED (API.md §14), decided in the redemption's own
+     * transaction, so the request stays redeemable once the user is enabled.
      */
     async authenticate(input: { requestId: string; code: string; clientIp: string | null }): Promise<UserView> {
       const request = await store.findLive(input.requestId, now());
@@ -67,9 +71,13 @@ export function createEmailSignInService({ store, users, limits, events, clock }
         if (!matchesCodeHash(input.code, request.codeHash)) return refuseWrongCode(request, input.clientIp);
         // The address is verified by this very code: email_code.used says both.
         const used = [draft('email_code.used', now(), request.userId, input.clientIp)];
-        if ((await store.redeem(request, now(), used)) === 'gone') throw new AppError('INVALID_REQUEST');
+        const outcome = await store.redeem(request, now(), used, (user) => isDisabled(user, now()));
+        if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
+        if (outcome === 'refused') throw new AppError('USER_DISABLED');
         const view = await users.findView(request.userId, now());
         if (view === undefined) throw new AppError('INVALID_REQUEST');
+        // A disable answered between the redemption and this read: no sign-in for a user disabled by then.
+        if (view.disabled) throw new AppError('USER_DISABLED');
         return view;
       });
     },

@@ -9,6 +9,7 @@ import type { EmailSignInStore } from './store';
 
 const counted: CountedPgRequests = { table: requests, key: requests.id };
 const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLivePg(requests.expiresAt, nowSeconds));
+const ownerColumns = { email: users.email, disabled: users.disabled, disabledUntil: users.disabledUntil };
 
 export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): EmailSignInStore {
   return {
@@ -36,19 +37,20 @@ export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): Emai
     recordWrongCode: (id, nowSeconds, events) =>
       recordWrongCodePg(db, counted, id, nowSeconds, async (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
     /**
-     * Locks the request's user first (the lock order), so a change of the user commits wholly before
-     * or after, and parallel redemptions wait there; the DELETE … RETURNING then claims the request,
+     * Locks the request's user first (the lock order), so a change of the user (a disable) commits
+     * wholly before or after, and parallel redemptions wait there; the DELETE … RETURNING then claims the request,
      * and a twin finds nothing to delete.
      */
-    redeem: (request, nowSeconds, events) =>
+    redeem: (request, nowSeconds, events, refuses) =>
       inTransaction(db, async (tx) => {
         if (!(await lockUser(tx, request.userId))) return 'gone';
-        const [user] = await tx.select({ email: users.email }).from(users).where(eq(users.id, request.userId));
+        const [user] = await tx.select(ownerColumns).from(users).where(eq(users.id, request.userId));
         if (user === undefined) return 'gone';
         if (user.email !== request.email) {
           await tx.delete(requests).where(eq(requests.id, request.id));
           return 'gone';
         }
+        if (refuses(user)) return 'refused';
         const claimed = await tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id });
         if (claimed.length === 0) return 'gone';
         await tx.update(users).set({ emailVerified: true }).where(eq(users.id, request.userId));

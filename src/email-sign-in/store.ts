@@ -5,6 +5,7 @@ import { isForeignKeyViolation } from '../db/constraints';
 import { emailSignInRequests as requests, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
+import type { DisabledState } from '../users/model';
 
 export interface SignInRequestRecord {
   id: string;
@@ -21,9 +22,12 @@ export interface SignInRequestRecord {
 /**
  * `signed_in`: consumed, the address marked verified, the events appended. `gone`: consumed, expired
  * or invalidated meanwhile, or the user's address is no longer the one the code was sent to (the
- * request is then deleted).
+ * request is then deleted). `refused`: the user's state refuses it; nothing changed.
  */
-export type RedeemOutcome = 'signed_in' | 'gone';
+export type RedeemOutcome = 'signed_in' | 'gone' | 'refused';
+
+/** The service's rule on the user's state (a disabled user: API.md §14), applied inside the redemption. */
+export type RefusesUser = (user: DisabledState) => boolean;
 
 /** Each method is one atomic unit (API.md §1, Atomicity). */
 export interface EmailSignInStore {
@@ -36,14 +40,16 @@ export interface EmailSignInStore {
   /** The request's own counter, and the wrong code's events (only if it was counted); the 5th wrong code deletes it. */
   recordWrongCode(id: string, nowSeconds: number, events: EventDraft[]): Promise<WrongCodeOutcome>;
   /**
-   * Consumes the request and marks the user's address verified, at once: of parallel redemptions
-   * exactly one finds the request. `events` are appended only when it was consumed.
+   * Consumes the request and marks the user's address verified, at once, unless `refuses` the user as
+   * it is then: of parallel redemptions exactly one finds the request. `events` are appended only when
+   * it was consumed.
    */
-  redeem(request: SignInRequestRecord, nowSeconds: number, events: EventDraft[]): Promise<RedeemOutcome>;
+  redeem(request: SignInRequestRecord, nowSeconds: number, events: EventDraft[], refuses: RefusesUser): Promise<RedeemOutcome>;
 }
 
 const counted: CountedRequests = { table: requests, key: requests.id };
 const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLive(requests.expiresAt, nowSeconds));
+const ownerColumns = { email: users.email, disabled: users.disabled, disabledUntil: users.disabledUntil };
 
 export function sqliteEmailSignInStore(db: Db, append: AppendEvents): EmailSignInStore {
   return {
@@ -69,14 +75,15 @@ export function sqliteEmailSignInStore(db: Db, append: AppendEvents): EmailSignI
     },
     recordWrongCode: async (id, nowSeconds, events) =>
       recordWrongCode(db, counted, id, nowSeconds, (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
-    async redeem(request, nowSeconds, events) {
+    async redeem(request, nowSeconds, events, refuses) {
       return db.transaction((tx) => {
-        const user = tx.select({ email: users.email }).from(users).where(eq(users.id, request.userId)).get();
+        const user = tx.select(ownerColumns).from(users).where(eq(users.id, request.userId)).get();
         if (user === undefined) return 'gone';
         if (user.email !== request.email) {
           tx.delete(requests).where(eq(requests.id, request.id)).run();
           return 'gone';
         }
+        if (refuses(user)) return 'refused';
         const claimed = tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id }).get();
         if (claimed === undefined) return 'gone';
         tx.update(users).set({ emailVerified: true }).where(eq(users.id, request.userId)).run();

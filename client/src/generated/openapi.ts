@@ -494,7 +494,7 @@ export interface paths {
         put?: never;
         /**
          * Create an email sign-in request
-         * @description Returns the request with its 8-character code, which the caller emails to the address; the code is never shown again. The request expires after 10 minutes. Checks in order: INVALID_DATA, TOO_MANY_REQUESTS for client_ip's tokens (spent also for an address nobody holds), NOT_FOUND (no user has this address, compared NFC-normalised and lower-cased), TOO_MANY_REQUESTS (at most 3 creations per user in any 15 minutes).
+         * @description Returns the request with its 8-character code, which the caller emails to the address; the code is never shown again. The request expires after 10 minutes. Checks in order: INVALID_DATA, TOO_MANY_REQUESTS for client_ip's tokens (spent also for an address nobody holds), NOT_FOUND (no user has this address, compared NFC-normalised and lower-cased), USER_DISABLED, TOO_MANY_REQUESTS (at most 3 creations per user in any 15 minutes).
          */
         post: operations["createEmailSignInRequest"];
         delete?: never;
@@ -514,7 +514,7 @@ export interface paths {
         put?: never;
         /**
          * Authenticate with an emailed code
-         * @description Success answers the user, consumes the request and marks the user's email verified; the user's password, TOTP and passkeys are untouched (ask for a second factor after this step as after a password). Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired, used or invalidated request), TOO_MANY_REQUESTS (client_ip's tokens, and its login block: 5 wrong passwords, passkeys or codes from one address within 15 minutes block it for 15 minutes), INCORRECT_CODE (counts toward that block, and on the request: the 5th wrong code invalidates it). Of parallel correct redemptions exactly one succeeds; the others answer INVALID_REQUEST.
+         * @description Success answers the user, consumes the request and marks the user's email verified; the user's password, TOTP and passkeys are untouched (ask for a second factor after this step as after a password). Checks in order: INVALID_DATA, INVALID_REQUEST (unknown, expired, used or invalidated request), TOO_MANY_REQUESTS (client_ip's tokens, and its login block: 5 wrong passwords, passkeys or codes from one address within 15 minutes block it for 15 minutes), INCORRECT_CODE (counts toward that block, and on the request: the 5th wrong code invalidates it), USER_DISABLED (only after a correct code; the request is not used up and works once the user is enabled). Of parallel correct redemptions exactly one succeeds; the others answer INVALID_REQUEST.
          */
         post: operations["authenticateWithEmailCode"];
         delete?: never;
@@ -3888,7 +3888,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, TOO_MANY_REQUESTS */
+            /** @description INVALID_DATA, TOO_MANY_REQUESTS, USER_DISABLED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3896,7 +3896,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS";
+                        error: "INVALID_DATA" | "TOO_MANY_REQUESTS" | "USER_DISABLED";
                     };
                 };
             };
@@ -4012,7 +4012,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_DATA, INVALID_REQUEST, TOO_MANY_REQUESTS, INCORRECT_CODE */
+            /** @description INVALID_DATA, INVALID_REQUEST, TOO_MANY_REQUESTS, INCORRECT_CODE, USER_DISABLED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4020,7 +4020,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "INVALID_DATA" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE";
+                        error: "INVALID_DATA" | "INVALID_REQUEST" | "TOO_MANY_REQUESTS" | "INCORRECT_CODE" | "USER_DISABLED";
                     };
                 };
             };
