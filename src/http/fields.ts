@@ -75,6 +75,15 @@ export const ClientIp = t.Optional(
   }),
 );
 
+/** Where the address is what the call is about (API.md §14, clear-address-limits): required, not empty. */
+export const RequiredClientIp = t.String({
+  format: 'gatehouse-client-ip',
+  minLength: 1,
+  [DOCUMENTED_AS]: { minLength: 1, maxLength: 64, pattern: WELL_FORMED },
+  description: 'An address as client_ip names it elsewhere: 1 to 64 characters (Unicode code points); IPv6 addresses by their /64, except those that embed an IPv4 address',
+  examples: ['203.0.113.7'],
+});
+
 export const presentClientIp = (value: string | null | undefined): string | null =>
   value === undefined || value === null || value === '' ? null : value;
 

@@ -31,6 +31,11 @@ export class TokenBucketLimiter {
     return ALLOWED;
   }
 
+  /** A full bucket is no entry at all. */
+  clear(key: string): void {
+    this.buckets.delete(key);
+  }
+
   /** Adds whole tokens earned since `since`; the unfinished period stays in `since`. */
   private refill(bucket: Bucket): Bucket {
     const periods = Math.floor((this.opts.clock() - bucket.since) / this.opts.refillMs);
@@ -58,6 +63,10 @@ export class SlidingWindowLimiter {
     }
     this.logs.set(key, [...log, now]);
     return ALLOWED;
+  }
+
+  clear(key: string): void {
+    this.logs.delete(key);
   }
 }
 
@@ -100,6 +109,11 @@ export class FailureLockout {
   activeLocks(): [key: string, lockedUntil: number][] {
     const now = this.opts.clock();
     return [...this.entries.entries()].filter(([, entry]) => entry.lockedUntil > now).map(([key, entry]) => [key, entry.lockedUntil]);
+  }
+
+  /** Forgets the failures and ends an active lock. */
+  clear(key: string): void {
+    this.entries.delete(key);
   }
 
   reset(key: string): void {

@@ -41,6 +41,10 @@ export class RedisTokenBucket implements TokenBucket {
     const wait = await CONSUME_TOKEN.run(this.link, [this.opts.prefix + key], [this.opts.clock(), this.opts.capacity, this.opts.refillMs, TTL_MARGIN_MS]);
     return fromWait(Number(wait));
   }
+
+  async clear(key: string): Promise<void> {
+    await this.link.send('DEL', [this.opts.prefix + key]);
+  }
 }
 
 // An event at t counts while now < t + window. Members are unique, so two events in one millisecond both count.
@@ -62,6 +66,10 @@ export class RedisCreationWindow implements CreationWindow {
     const now = this.opts.clock();
     const wait = await HIT_WINDOW.run(this.link, [this.opts.prefix + key], [now, this.opts.limit, this.opts.windowMs, `${now}:${crypto.randomUUID()}`, TTL_MARGIN_MS]);
     return fromWait(Number(wait));
+  }
+
+  async clear(key: string): Promise<void> {
+    await this.link.send('DEL', [this.opts.prefix + key]);
   }
 }
 
@@ -113,6 +121,11 @@ export class RedisFailureLockout implements FailureLockout {
   /** Makes `key` locked until `lockedUntil` (a time of the injected clock), unless it already is for longer. */
   async restoreLock(key: string, lockedUntil: number): Promise<void> {
     await RESTORE_LOCK.run(this.link, this.keys(key), [this.opts.clock(), lockedUntil, TTL_MARGIN_MS]);
+  }
+
+  /** The lock and the failures in one command, so a failure counted meanwhile is either before it (gone) or after it (kept). */
+  async clear(key: string): Promise<void> {
+    await this.link.send('DEL', this.keys(key));
   }
 
   /** Clears the failures. An active lock stays: a success from a request that passed check() before the lock must not lift it. */

@@ -4,6 +4,20 @@ import { RedisCreationWindow, RedisFailureLockout, RedisTokenBucket } from './ra
 import { RedisKeyedLock } from './redis-keyed-lock';
 import { RedisUnavailableError, type RedisLink } from './redis-link';
 
+/**
+ * Clears both: Redis when it answers, and always the per-process twin, which would otherwise keep a
+ * lock set during an outage and write it back to Redis when it returns.
+ */
+async function clearBoth(link: RedisLink, shared: () => Promise<void>, local: () => Promise<void>): Promise<void> {
+  await local();
+  if (!link.available) return;
+  try {
+    await shared();
+  } catch (error) {
+    if (!(error instanceof RedisUnavailableError)) throw error;
+  }
+}
+
 /** Asks Redis, or the per-process limiter when Redis is down or fails this call (API.md §10). */
 async function sharedOrLocal<T>(link: RedisLink, shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
   if (!link.available) return local();
@@ -20,12 +34,18 @@ export class FallbackTokenBucket implements TokenBucket {
   consume(key: string): Promise<LimitResult> {
     return sharedOrLocal(this.link, () => this.shared.consume(key), () => this.local.consume(key));
   }
+  clear(key: string): Promise<void> {
+    return clearBoth(this.link, () => this.shared.clear(key), () => this.local.clear(key));
+  }
 }
 
 export class FallbackCreationWindow implements CreationWindow {
   constructor(private readonly link: RedisLink, private readonly shared: CreationWindow, private readonly local: CreationWindow) {}
   hit(key: string): Promise<LimitResult> {
     return sharedOrLocal(this.link, () => this.shared.hit(key), () => this.local.hit(key));
+  }
+  clear(key: string): Promise<void> {
+    return clearBoth(this.link, () => this.shared.clear(key), () => this.local.clear(key));
   }
 }
 
@@ -39,6 +59,9 @@ export class FallbackFailureLockout implements FailureLockout {
   }
   reset(key: string): Promise<void> {
     return sharedOrLocal(this.link, () => this.shared.reset(key), () => this.local.reset(key));
+  }
+  clear(key: string): Promise<void> {
+    return clearBoth(this.link, () => this.shared.clear(key), () => this.local.clear(key));
   }
   /** The locks this process set while Redis was down, written to Redis so every instance enforces them. */
   async writeBack(): Promise<void> {

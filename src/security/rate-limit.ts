@@ -9,10 +9,14 @@ export type { LimitResult };
 /** Spends one token of a key's bucket. */
 export interface TokenBucket {
   consume(key: string): Promise<LimitResult>;
+  /** Fills the key's bucket again (API.md §14, clear-address-limits). */
+  clear(key: string): Promise<void>;
 }
 /** Counts one creation, refused once the window holds its limit. */
 export interface CreationWindow {
   hit(key: string): Promise<LimitResult>;
+  /** Forgets the creations counted for the key (API.md §14, clear-lockouts). */
+  clear(key: string): Promise<void>;
 }
 /** Failures within a window lock the key for a while; see limiters.ts for the exact rules. */
 export interface FailureLockout {
@@ -20,6 +24,8 @@ export interface FailureLockout {
   /** `locked`: this failure started a lock (true once per lock, for the event that reports it). */
   recordFailure(key: string): Promise<{ locked: boolean }>;
   reset(key: string): Promise<void>;
+  /** Ends the key's lock too, unlike reset (API.md §14: support lifting a lockout). */
+  clear(key: string): Promise<void>;
   /** The keys locked now and when each lock ends: the per-process ones, to write back to Redis when it returns. */
   activeLocks?(): Promise<[key: string, lockedUntil: number][]>;
 }
@@ -85,11 +91,11 @@ export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
   return assembleLimits({
     address: () => {
       const bucket = new TokenBucketLimiter({ ...LIMIT_RULES.address, clock, maxKeys });
-      return { consume: async (key) => bucket.consume(key) };
+      return { consume: async (key) => bucket.consume(key), clear: async (key) => bucket.clear(key) };
     },
     window: () => {
       const limiter = new SlidingWindowLimiter({ ...LIMIT_RULES.window, clock, maxKeys });
-      return { hit: async (key) => limiter.hit(key) };
+      return { hit: async (key) => limiter.hit(key), clear: async (key) => limiter.clear(key) };
     },
     lockout: () => {
       const limiter = new LockoutLimiter({ ...LIMIT_RULES.lockout, clock, maxKeys });
@@ -97,6 +103,7 @@ export function createRateLimits(clock: Clock, maxKeys?: number): RateLimits {
         check: async (key) => limiter.check(key),
         recordFailure: async (key) => limiter.recordFailure(key),
         reset: async (key) => limiter.reset(key),
+        clear: async (key) => limiter.clear(key),
         activeLocks: async () => limiter.activeLocks(),
       };
     },
@@ -112,6 +119,18 @@ export function enforce(result: LimitResult): void {
 /** Every endpoint that takes client_ip spends one token of that address's bucket (API.md §5). */
 export async function spendAddressToken(limits: RateLimits, clientIp: string | null): Promise<void> {
   if (clientIp !== null) enforce(await limits.address.consume(addressKey(clientIp)));
+}
+
+/** Ends every per-user lockout and limit of §5 for the user: second-factor lockouts and creation windows (API.md §14). */
+export async function clearUserLimits(limits: RateLimits, userId: string): Promise<void> {
+  const perUser = [...WINDOWS, ...LOCKOUTS.filter((name) => name !== 'loginBlock')];
+  await Promise.all(perUser.map((name) => limits[name].clear(userId)));
+}
+
+/** Empties the address's login block and refills its bucket, under the key every address limit uses (API.md §9, §14). */
+export async function clearAddressLimits(limits: RateLimits, clientIp: string): Promise<void> {
+  const key = addressKey(clientIp);
+  await Promise.all([limits.address.clear(key), limits.loginBlock.clear(key)]);
 }
 
 /** Each limit by the name it has in metrics and logs. */
@@ -141,12 +160,13 @@ export function countRefusals(limits: RateLimits, onRefusal: (name: LimitName) =
     return result;
   };
   return assembleLimits({
-    address: () => ({ consume: async (key) => counted('address', await limits.address.consume(key)) }),
-    window: (field) => ({ hit: async (key) => counted(LIMIT_NAMES[field], await limits[field].hit(key)) }),
+    address: () => ({ consume: async (key) => counted('address', await limits.address.consume(key)), clear: (key) => limits.address.clear(key) }),
+    window: (field) => ({ hit: async (key) => counted(LIMIT_NAMES[field], await limits[field].hit(key)), clear: (key) => limits[field].clear(key) }),
     lockout: (field) => ({
       check: async (key) => counted(LIMIT_NAMES[field], await limits[field].check(key)),
       recordFailure: (key) => limits[field].recordFailure(key),
       reset: (key) => limits[field].reset(key),
+      clear: (key) => limits[field].clear(key),
     }),
     serial: { run: (key, task) => limits.serial.run(key, task) },
   });

@@ -3,6 +3,7 @@ import { t } from 'elysia';
 import { AppError } from '../errors';
 import { ClientIp, DOCUMENTED_AS, Email, Password, unixSeconds } from '../http/fields';
 import { isValidEmail, normalizeEmail } from '../security/email-address';
+import { RequiredClientIp } from '../http/fields';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
@@ -51,6 +52,8 @@ export function rejectDisabled(user: DisabledState, now: number): void {
 
 /** "At most 10 years ahead" (API.md §14), as 10 × 365.25 days. */
 export const MAX_DISABLE_SECONDS = 315_576_000;
+
+export const ClearAddressLimitsBody = t.Object({ client_ip: RequiredClientIp });
 
 export const DisableUserBody = t.Object({
   until: t.Optional(

@@ -5,7 +5,7 @@ import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
 import { jsonResponse, noContent } from '../http/responses';
-import { CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, parseListQuery, User } from './model';
+import { ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, parseListQuery, User } from './model';
 import type { UsersService } from './service';
 
 const TAG = 'Users';
@@ -108,7 +108,44 @@ export function usersRoutes(users: UsersService) {
         errors: ['NOT_FOUND'],
         ok: User,
       }),
-    });
+    })
+    .post(
+      '/users/:id/clear-lockouts',
+      async ({ user }) => {
+        await users.clearLockouts(user.id);
+        return noContent();
+      },
+      documented({
+        operationId: 'clearUserLockouts',
+        summary: "End a user's lockouts and limits",
+        tag: SUPPORT_TAG,
+        description:
+          'Takes no body. Ends every per-user lockout and limit: the second-factor lockouts (TOTP verify and register, reset-2fa, email verify, ' +
+          'email update verify, passkey second factor) and the request-creation limits (password reset, email verification, email update, email sign-in). ' +
+          "A request's own wrong-code count stays, and so does any address's login block. Writes lockouts.cleared.",
+        errors: ['NOT_FOUND'],
+      }),
+    );
 
-  return new Elysia().use(collection).use(read).use(single);
+  const addresses = new Elysia().post(
+    '/clear-address-limits',
+    async ({ body }) => {
+      await users.clearAddressLimits(body.client_ip);
+      return noContent();
+    },
+    {
+      body: ClearAddressLimitsBody,
+      ...documented({
+        operationId: 'clearAddressLimits',
+        summary: "Lift an address's login block and refill its bucket",
+        tag: SUPPORT_TAG,
+        description:
+          'client_ip names the address as it does everywhere (an IPv6 address by its /64, one embedding an IPv4 address by that address). ' +
+          'Its login block and its wrong-password count end, and its bucket is full again. Writes address.cleared with that client_ip.',
+        errors: ['INVALID_DATA'],
+      }),
+    },
+  );
+
+  return new Elysia().use(collection).use(read).use(single).use(addresses);
 }

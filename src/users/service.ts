@@ -7,7 +7,8 @@ import { nowSeconds, type Clock } from '../security/clock';
 import { parsePasswordHash } from '../security/password-formats';
 import type { PasswordHasher } from '../security/password-hash';
 import { generateId } from '../security/random';
-import { spendAddressToken, type RateLimits } from '../security/rate-limit';
+import { clearAddressLimits, clearUserLimits, spendAddressToken, type RateLimits } from '../security/rate-limit';
+import type { EventStore } from '../events/store';
 import { MAX_DISABLE_SECONDS, type CreatedUserView, type ListOptions, type UserView } from './model';
 import type { UserStore } from './store';
 
@@ -16,6 +17,7 @@ export interface UsersDeps {
   hasher: PasswordHasher;
   breach: BreachChecker;
   limits: RateLimits;
+  events: EventStore;
   clock: Clock;
 }
 
@@ -26,7 +28,7 @@ function credentialOf(input: { password: string | undefined; passwordHash: strin
   throw new AppError('INVALID_DATA');
 }
 
-export function createUsersService({ store, hasher, breach, limits, clock }: UsersDeps) {
+export function createUsersService({ store, hasher, breach, limits, events, clock }: UsersDeps) {
   /** A user deleted by a parallel request after the change is NOT_FOUND. */
   const viewOf = async (id: string): Promise<UserView> => {
     const view = await store.findView(id, nowSeconds(clock));
@@ -56,6 +58,21 @@ export function createUsersService({ store, hasher, breach, limits, clock }: Use
       const now = nowSeconds(clock);
       if ((await store.enable(id, now, [draft('user.enabled', now, id)])) === 'gone') throw new AppError('NOT_FOUND');
       return viewOf(id);
+    },
+
+    /**
+     * Every per-user lockout and limit of §5 ends (API.md §14). The limits live in memory or Redis, so
+     * the event is appended once they are cleared: it never reports a clearing that did not happen.
+     */
+    async clearLockouts(id: string): Promise<void> {
+      await clearUserLimits(limits, id);
+      await events.append([draft('lockouts.cleared', nowSeconds(clock), id)]);
+    },
+
+    /** The address's login block and bucket (API.md §14); the event carries the address as sent. */
+    async clearAddressLimits(clientIp: string): Promise<void> {
+      await clearAddressLimits(limits, clientIp);
+      await events.append([draft('address.cleared', nowSeconds(clock), null, clientIp)]);
     },
 
     /**

@@ -109,6 +109,8 @@ const GOOD: Record<string, unknown[]> = {
   recovery_code: [RECOVERY_CODE, RECOVERY_CODE.toLowerCase()],
   client_ip: [null, '', '203.0.113.7', '2001:db8::1'],
   '/authenticate/password email': [EMAILS.mail, EMAILS.totp.toUpperCase(), EMAILS.off],
+  // Required here (API.md §14): "" and null are INVALID_DATA.
+  '/clear-address-limits client_ip': ['203.0.113.7', '2001:db8::1'],
   '/users/:id/verify-email code': [CODES.verifyMail, CODES.verifyMail.toLowerCase()],
   '/password-reset-requests/:id/verify-email code': [CODES.resetOpen, CODES.resetOpen.toLowerCase()],
   '/verify-new-email code': [CODES.updateFresh, CODES.updateFresh.toLowerCase()],

@@ -4,7 +4,7 @@ import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
 import { bodyRefusal, documentRules, queryRefusal, type DocumentRules } from './document';
 import { MAX_DISABLE_SECONDS } from '../../src/users/model';
-import { NOW_MS, PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
+import { DISABLED_USER, NOW_MS, PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
 
 /** What the OpenAPI document states about a body field (JSON Schema: lengths count code points). */
 export interface FieldRule {
@@ -100,7 +100,7 @@ function pathResourceExists(sent: Sent): boolean | undefined {
   if (!path.includes(':id')) return undefined;
   if (path.includes(':passkey_id')) return sent.pathId === USERS.mail && sent.passkeyId === PASSKEYS.ids.passkey;
   const live: string[] = path.startsWith('/users/')
-    ? Object.values(USERS)
+    ? [...Object.values(USERS), DISABLED_USER]
     : path.startsWith('/password-reset-requests/')
       ? [RESETS.open, RESETS.last]
       : [UPDATES.fresh, UPDATES.taken, UPDATES.last];

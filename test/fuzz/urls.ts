@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { oddString } from './arbitraries';
-import { PASSKEYS, RESETS, UPDATES, USERS } from './seed';
+import { DISABLED_USER, PASSKEYS, RESETS, UPDATES, USERS } from './seed';
 
 /** Percent-encodes every UTF-8 byte that is not unreserved; lone surrogates become U+FFFD, as a client would send. */
 export const encodeSegment = (value: string): string =>
@@ -48,6 +48,9 @@ const GOOD_IDS: Record<string, string[]> = {
   '/users/:id/passkeys': [USERS.bare],
   '/users/:id/passkeys/:passkey_id': [USERS.mail],
   '/users/:id/verify-2fa/passkey': [USERS.mail],
+  // Easy successes, where the disabled user is refused (USER_DISABLED) instead.
+  '/users/:id/email-verification-request': [...Object.values(USERS), DISABLED_USER],
+  '/users/:id/password-reset-requests': [...Object.values(USERS), DISABLED_USER],
 };
 
 /** Mostly seeded ids of the right kind, so that the checks after the path's 404 run too. */
