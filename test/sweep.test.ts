@@ -101,6 +101,23 @@ describe('sweepExpired', () => {
   });
 });
 
+describe('concurrent sweeps on one database (API.md §10: safe to run in every instance at once)', () => {
+  test('10 parallel sweeps, alternating between the instances: the deleted counts add up to every expired row, no error', async () => {
+    const h = createHarness({ startMs: START_MS });
+    const user = await h.createUser();
+    const total = 10 * SWEEP_BATCH_SIZE + 123;
+    await insertResetRequestsOf(h, user.id, NOW_S - 1, total);
+    await insertResetRequestsOf(h, user.id, NOW_S + 60, 7, 'live');
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, n) => sweepStore(h.instances[n % h.instances.length]!.stores.codeRequests, START_MS)),
+    );
+    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    const deleted = results.map((result) => (result as PromiseFulfilledResult<number>).value);
+    expect(deleted.reduce((sum, n) => sum + n, 0)).toBe(total);
+    expect(await resetRequestsOf(h)).toBe(7);
+  }, 60_000);
+});
+
 describe('startSweeper', () => {
   test('sweeps periodically until stopped, and the API is unaffected for live requests', async () => {
     const h = createHarness({ startMs: START_MS });

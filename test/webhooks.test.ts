@@ -1,7 +1,12 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { openDatabase } from '../src/db/client';
 import { parseWebhookSecret, signWebhook } from '../src/security/webhook-signature';
-import { sqliteStores } from '../src/stores';
+import { SQL } from 'bun';
+import type { Db } from '../src/db/client';
+import { openPostgres, type PgDb } from '../src/db/pg-client';
+import { postgresStores, sqliteStores } from '../src/stores';
+import type { WebhookStore } from '../src/webhooks/store';
+import { SETUP, sharedEngines } from './support/setups';
 import { DEFAULT_DELIVERY_TIMINGS, type DeliveryTimings, resultOf, retryDelayMs } from '../src/webhooks/model';
 import { startWebhookSender } from '../src/webhooks/service';
 import { Webhook } from 'standardwebhooks';
@@ -241,45 +246,82 @@ describe('webhook-id', () => {
   });
 });
 
-describe('several senders on one database', () => {
-  test('claims are exclusive: two senders deliver 300 events exactly once between them', async () => {
+/**
+ * One database that several senders share: a SQLite file, or on the PostgreSQL set-ups a fresh
+ * PostgreSQL database (each sender on its own pool, as each instance has), with 300 due deliveries.
+ */
+async function sharedOutbox(events: number): Promise<{ store: () => Promise<WebhookStore>; left: () => Promise<number>; close: () => Promise<void> }> {
+  const now = Math.floor(Date.now() / 1000);
+  if (SETUP === 'sqlite') {
     const dir = makeTempDir();
-    cleanups.push(() => removeDir(dir));
+    const writer = openDatabase(dir);
+    const insert = writer.$client.prepare("insert into events (time, type) values (?, 'user.created')");
+    writer.$client.transaction(() => {
+      for (let i = 0; i < events; i++) insert.run(now);
+      writer.$client.run('insert into webhook_deliveries (event_id) select id from events');
+    })();
+    const opened: Db[] = [];
+    return {
+      store: async () => {
+        const db = openDatabase(dir);
+        opened.push(db);
+        return sqliteStores(db).webhooks;
+      },
+      left: async () => (writer.$client.query('select count(*) as n from webhook_deliveries').get() as { n: number }).n,
+      close: async () => {
+        for (const db of [...opened, writer]) db.$client.close();
+        removeDir(dir);
+      },
+    };
+  }
+  const { pg } = await sharedEngines();
+  const { url, name } = await pg.freshDatabase();
+  const writer = new SQL({ url, max: 1 });
+  await writer.begin(async (tx) => {
+    await tx`insert into events (time, type) select ${now}, 'user.created' from generate_series(1, ${events})`;
+    await tx`insert into webhook_deliveries (event_id) select id from events`;
+  });
+  const opened: PgDb[] = [];
+  return {
+    store: async () => {
+      const db = await openPostgres(url, { maxConnections: 3 });
+      opened.push(db);
+      return postgresStores(db, {}).webhooks;
+    },
+    left: async () => Number((await writer`select count(*) as n from webhook_deliveries`)[0].n),
+    close: async () => {
+      for (const db of opened) await db.$client.close();
+      await writer.close();
+      await pg.admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    },
+  };
+}
+
+describe(`several senders on one database (${SETUP === 'sqlite' ? 'SQLite' : 'PostgreSQL: FOR UPDATE SKIP LOCKED'})`, () => {
+  test('claims are exclusive: two senders deliver 300 events exactly once between them', async () => {
     const secret = newWebhookSecret();
     const r = receiver(secret, { behaviour: async () => {
       await Bun.sleep(2);
       return new Response(null, { status: 200 });
     } });
-    const writer = openDatabase(dir);
-    const insert = writer.$client.prepare("insert into events (time, type) values (?, 'user.created')");
-    const now = Math.floor(Date.now() / 1000);
-    writer.$client.transaction(() => {
-      for (let i = 0; i < 300; i++) insert.run(now);
-      writer.$client.run('insert into webhook_deliveries (event_id) select id from events');
-    })();
+    const outbox = await sharedOutbox(300);
     const delivered = [0, 0];
-    const senders = [0, 1].map((n) => {
-      const db = openDatabase(dir);
-      const sender = startWebhookSender({
+    const senders = await Promise.all([0, 1].map(async (n) =>
+      startWebhookSender({
         onAttempt: (outcome) => outcome === 'delivered' && delivered[n]!++,
-        store: sqliteStores(db).webhooks,
+        store: await outbox.store(),
         target: { url: r.url, key: parseWebhookSecret(secret)! },
         clock: Date.now,
         log: () => {},
         timings: FAST,
         concurrency: 8,
-      });
-      return { db, sender };
-    });
+      }),
+    ));
     cleanups.push(async () => {
-      for (const { db, sender } of senders) {
-        await sender.stop();
-        db.$client.close();
-      }
-      writer.$client.close();
+      for (const sender of senders) await sender.stop();
+      await outbox.close();
     });
-    const left = () => (writer.$client.query('select count(*) as n from webhook_deliveries').get() as { n: number }).n;
-    await waitUntil(() => left() === 0, 20_000, 'the outbox to drain');
+    await waitUntil(async () => (await outbox.left()) === 0, 20_000, 'the outbox to drain');
     expect(r.deliveries).toHaveLength(300);
     expect(r.eventIds().size).toBe(300);
     // Both took part: the exclusivity was tested, not one sender doing it all.
