@@ -63,23 +63,32 @@ interface ProfileNode {
   children?: number[];
 }
 
-/** Layers, innermost first: the first rule that claims a frame of a sample's stack (leaf to root) takes the sample. */
+/**
+ * Layers by the code that runs: a sample goes to the layer of the innermost JavaScript frame a rule
+ * claims. Native leaves go with their caller (JSON.stringify in the log line is the log's), except the
+ * SQLite statement and, below Elysia or a route, building the JSON answer.
+ */
 const LAYERS: [string, (frame: Frame) => boolean][] = [
   ['harness (building the Request, awaiting answers)', (f) => f.url.endsWith('test/bench/read-profile.ts')],
-  ['SQLite statement (bun:sqlite)', (f) => (f.url === '' && f.functionName === 'values') || f.url.startsWith('bun:sqlite')],
-  ['credential digest', (f) => (f.url === '' && (f.functionName === 'hash' || f.functionName === 'timingSafeEqual')) || f.functionName === 'isAuthorized'],
+  ['SQLite statement (bun:sqlite)', (f) => f.url.startsWith('bun:sqlite')],
+  ['credential digest', (f) => f.functionName === 'isAuthorized'],
   ['Request rebuilding', (f) => f.functionName === 'withRoutableUrl'],
   ['request id', (f) => f.functionName === 'nextRequestId' || f.functionName === 'setRequestId'],
   ['metrics (route template, counters)', (f) => f.url.includes('/src/metrics/') || f.url.endsWith('src/http/route-label.ts')],
   ['log line (build, batch, write)', (f) => f.url.endsWith('src/http/log.ts')],
-  ['serialisation (JSON answer)', (f) => (f.url === '' && (f.functionName === 'json' || f.functionName === 'stringify')) || f.url.endsWith('src/http/responses.ts')],
+  ['serialisation (JSON answer)', (f) => f.url.endsWith('src/http/responses.ts')],
   ['headers (API.md §9, added where missing)', (f) => f.url.endsWith('src/http/headers.ts')],
   ['validation (TypeBox)', (f) => f.url.includes('/@sinclair/typebox/')],
   ['path resource lookup (store, Drizzle, view)', (f) => f.url.includes('/drizzle-orm/') || /\/src\/users\/(store|service|model)\.ts$/.test(f.url)],
   ['route handler (users/routes.ts)', (f) => f.url.endsWith('src/users/routes.ts')],
   ['Elysia: routing, context, hooks, response', (f) => f.url.includes('/elysia/') || f.url.includes('/memoirist/') || (f.url === '' && f.functionName === 'handle')],
-  ['outer handler (path, size check, order, common headers)', (f) => f.url.endsWith('src/http/handler.ts') || f.url.endsWith('src/app.ts')],
+  ['outer handler (path, size check, order)', (f) => f.url.endsWith('src/http/handler.ts') || f.url.endsWith('src/app.ts')],
 ];
+const SQLITE = LAYERS[1]![0];
+const SERIALISATION = LAYERS[7]![0];
+/** Layers whose own code calls these natives; below any other, they are the answer's serialisation. */
+const NATIVE_LAYER: Record<string, string> = { values: SQLITE, json: SERIALISATION, stringify: SERIALISATION, Response: SERIALISATION };
+const OWNS_ITS_NATIVES = new Set(LAYERS.slice(0, 9).map(([name]) => name));
 const OTHER = 'other (event loop, promises, GC)';
 
 function analyse(profileFile: string, window: Window) {
@@ -92,11 +101,16 @@ function analyse(profileFile: string, window: Window) {
     const known = layerOf.get(id);
     if (known !== undefined) return known;
     let layer = OTHER;
+    let native: string | undefined;
     for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
       const frame = nodes.get(at)!.callFrame;
+      if (frame.url === '' && frame.functionName !== 'handle') {
+        native ??= NATIVE_LAYER[frame.functionName];
+        continue;
+      }
       const rule = LAYERS.find(([, claims]) => claims(frame));
       if (rule !== undefined) {
-        layer = rule[0];
+        layer = native === undefined || OWNS_ITS_NATIVES.has(rule[0]) ? rule[0] : native;
         break;
       }
     }

@@ -185,7 +185,7 @@ function floorRounds(dir: string, server: RunningServer, userId: string) {
   return floorBench({ dir: join(dir, 'data'), secret: SECRET, gatehouse: server, userId, rounds: Number(process.env.FLOOR_ROUNDS ?? 2), measure: measureGet });
 }
 
-/** BENCH_ONLY=floor: issue 26's rounds alone, on 1,000 users. */
+/** BENCH_ONLY=floor: issue 26's rounds alone, on 1,000 users, then verify-password against the hashing ceiling. */
 async function floorOnly(): Promise<void> {
   ensureWrk();
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-floor-'));
@@ -193,9 +193,13 @@ async function floorOnly(): Promise<void> {
     const { sampleIds } = seedUsers(join(dir, 'data'), SMALL, await Bun.password.hash(PASSWORD, ARGON2));
     const server = await startGatehouse(join(dir, 'data'), SECRET);
     const floor = await floorRounds(dir, server, sampleIds[0]!);
+    // The password check must not pay for the read path's changes: its own ceiling, measured right before it.
+    const hashing = await verifyCeiling();
+    const verify = await scenario(server, 'POST /users/{id}/verify-password', { path: `/users/${sampleIds[0]}/verify-password`, method: 'POST', body: JSON.stringify({ password: PASSWORD }) });
     await server.stop();
+    const ratio = verify.load!.requestsPerSecond / hashing.perSecond!;
     console.log(machine(settings));
-    console.log(`${table(floor.rows)}\n\nTargets:\n${targetLines(floor.targets)}`);
+    console.log(`${table([...floor.rows, hashing, verify])}\n\nTargets:\n${targetLines([...floor.targets, target('verify-password ÷ hashing ceiling', ratio, '≥', 0.9)])}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
