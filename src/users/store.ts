@@ -38,9 +38,9 @@ export interface UserStore {
   list(options: ListOptions, now: number): Promise<{ items: UserView[]; total: number }>;
 }
 
-const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
+const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`.as('registered_totp');
 // Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
-const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
+const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`.as('passkey_count');
 const viewColumns = {
   id: users.id,
   createdAt: users.createdAt,
@@ -51,8 +51,17 @@ const viewColumns = {
   disabled: users.disabled,
   disabledUntil: users.disabledUntil,
 };
-/** A view's row as bun:sqlite answers it, in viewColumns' order (booleans as 0 or 1). */
-type ViewValues = [string, number, string | null, number, number, number, number, number | null];
+/** A view's row as bun:sqlite answers it, by column name (booleans as 0 or 1). */
+interface ViewRow {
+  id: string;
+  created_at: number;
+  email: string | null;
+  email_verified: number;
+  registered_totp: number;
+  passkey_count: number;
+  disabled: number;
+  disabled_until: number | null;
+}
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
 const emailIs = eq(users.email, sql.placeholder('email'));
@@ -85,7 +94,8 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   // The hottest read (GET /users/{id}): Drizzle writes the SQL once and bun:sqlite runs it, skipping Drizzle's
   // per-call placeholder filling and row mapping (about 2 µs of the read's 20 in-process).
   const viewSql = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).toSQL().sql;
-  const viewById = db.$client.query<never, [string]>(viewSql);
+  // get(), not values(): one step of the statement, about 2 µs less (measured with the SQL alone).
+  const viewById = db.$client.query<ViewRow, [string]>(viewSql);
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare();
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare();
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare();
@@ -107,10 +117,21 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
 
   return {
     async findView(id, now) {
-      const row = viewById.values(id)[0] as ViewValues | undefined;
-      if (row === undefined) return undefined;
-      const [, createdAt, email, emailVerified, registeredTotp, passkeyCount, disabled, disabledUntil] = row;
-      return toUserView({ id: row[0], createdAt, email, emailVerified: emailVerified === 1, registeredTotp, passkeyCount, disabled: disabled === 1, disabledUntil }, now);
+      const row = viewById.get(id);
+      if (row === null) return undefined;
+      return toUserView(
+        {
+          id: row.id,
+          createdAt: row.created_at,
+          email: row.email,
+          emailVerified: row.email_verified === 1,
+          registeredTotp: row.registered_totp,
+          passkeyCount: row.passkey_count,
+          disabled: row.disabled === 1,
+          disabledUntil: row.disabled_until,
+        },
+        now,
+      );
     },
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),

@@ -7,11 +7,13 @@
  * layer's µs per request is its share of those samples times the loop's CPU per request (user +
  * system, which includes the harness's own request building, shown as its own line). Bun's HTTP
  * parsing and socket writes are not in it: they are the same for the floor (test/bench/floor.ts).
- * `PROFILE_TREE=DIR` profiles another checkout's server (a git worktree) with the same harness.
+ * `PROFILE_TREE=DIR` profiles another checkout's server (a git worktree) with the same harness;
+ * `PROFILE_APP=floor` the floor app's handler instead (for its CPU per request; its layers are Elysia's).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { floorApp } from './floor-server';
 import { seedUsers } from './seed';
 
 const SECRET = 'bench-secret-0123456789';
@@ -26,18 +28,13 @@ interface Window {
 
 /** The child: serve, warm up, then the measured loop; writes its window (epoch µs, as the profile's clock) to `out`. */
 async function child(dir: string, userId: string, requests: number, out: string): Promise<void> {
-  await import('reflect-metadata');
-  // PROFILE_TREE: another checkout's server (git worktree), profiled by this script, for before and after.
-  const tree = process.env.PROFILE_TREE ?? join(import.meta.dir, '..', '..');
-  const { parseServeConfig } = await import(join(tree, 'src/cli/config.ts'));
-  const { serve } = await import(join(tree, 'src/cli/serve.ts'));
-  const { server, stop } = await serve(parseServeConfig(['--port', '0', '--dir', dir, '--secret', SECRET, '--pwned-check', 'off'], {}));
+  const { fetch, stop } = process.env.PROFILE_APP === 'floor' ? floorHandler(dir) : await gatehouseHandler(dir);
   const url = `http://localhost/users/${userId}`;
   const headers = { authorization: SECRET };
   const loop = async (count: number) => {
     for (let done = 0; done < count; done += IN_FLIGHT) {
       const batch: Promise<Response>[] = [];
-      for (let i = 0; i < IN_FLIGHT; i++) batch.push(server.fetch(new Request(url, { headers })) as Promise<Response>);
+      for (let i = 0; i < IN_FLIGHT; i++) batch.push(fetch(new Request(url, { headers })));
       for (const response of await Promise.all(batch)) if (response.status !== 200) throw new Error(`status ${response.status}`);
     }
   };
@@ -51,6 +48,22 @@ async function child(dir: string, userId: string, requests: number, out: string)
   const used = process.cpuUsage(cpu);
   writeFileSync(out, JSON.stringify({ startUs, endUs, requests, cpuUs: used.user + used.system } satisfies Window));
   await stop();
+}
+
+/** Gatehouse as `gatehouse serve` builds it; PROFILE_TREE: another checkout's (git worktree), for before and after. */
+async function gatehouseHandler(dir: string) {
+  await import('reflect-metadata');
+  const tree = process.env.PROFILE_TREE ?? join(import.meta.dir, '..', '..');
+  const { parseServeConfig } = await import(join(tree, 'src/cli/config.ts'));
+  const { serve } = await import(join(tree, 'src/cli/serve.ts'));
+  const { server, stop } = await serve(parseServeConfig(['--port', '0', '--dir', dir, '--secret', SECRET, '--pwned-check', 'off'], {}));
+  return { fetch: (request: Request) => Promise.resolve(server.fetch(request) as Response | Promise<Response>), stop };
+}
+
+/** PROFILE_APP=floor: the floor app's handler (Elysia's own router here; over HTTP the floor uses Bun's). */
+function floorHandler(dir: string) {
+  const app = floorApp(dir, SECRET);
+  return { fetch: (request: Request) => Promise.resolve(app.handle(request)), stop: async () => {} };
 }
 
 interface Frame {
