@@ -99,9 +99,15 @@ const LAYERS: [string, (frame: Frame) => boolean][] = [
 ];
 const SQLITE = LAYERS[1]![0];
 const SERIALISATION = LAYERS[7]![0];
-/** Layers whose own code calls these natives; below any other, they are the answer's serialisation. */
-const NATIVE_LAYER: Record<string, string> = { values: SQLITE, json: SERIALISATION, stringify: SERIALISATION, Response: SERIALISATION };
+const PATH_LOOKUP = LAYERS[10]![0];
+/** Layers that own the natives they call; below any other layer, building JSON is the answer's serialisation. */
 const OWNS_ITS_NATIVES = new Set(LAYERS.slice(0, 9).map(([name]) => name));
+function withNative(native: string | undefined, claimed: string): string {
+  if (native === undefined) return claimed;
+  if ((native === 'get' || native === 'values') && claimed === PATH_LOOKUP) return SQLITE;
+  if ((native === 'json' || native === 'stringify' || native === 'Response') && !OWNS_ITS_NATIVES.has(claimed)) return SERIALISATION;
+  return claimed;
+}
 const OTHER = 'other (event loop, promises, GC)';
 
 function analyse(profileFile: string, window: Window) {
@@ -118,12 +124,12 @@ function analyse(profileFile: string, window: Window) {
     for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
       const frame = nodes.get(at)!.callFrame;
       if (frame.url === '' && frame.functionName !== 'handle') {
-        native ??= NATIVE_LAYER[frame.functionName];
+        native ??= frame.functionName;
         continue;
       }
       const rule = LAYERS.find(([, claims]) => claims(frame));
       if (rule !== undefined) {
-        layer = native === undefined || OWNS_ITS_NATIVES.has(rule[0]) ? rule[0] : native;
+        layer = withNative(native, rule[0]);
         break;
       }
     }
