@@ -90,7 +90,7 @@ const LAYERS: [string, (frame: Frame) => boolean][] = [
   ['metrics (route template, counters)', (f) => f.url.includes('/src/metrics/') || f.url.endsWith('src/http/route-label.ts')],
   ['log line (build, batch, write)', (f) => f.url.endsWith('src/http/log.ts')],
   ['serialisation (JSON answer)', (f) => f.url.endsWith('src/http/responses.ts')],
-  ['headers (API.md §9, added where missing)', (f) => f.url.endsWith('src/http/headers.ts')],
+  ['headers (nosniff, no-store; added where missing)', (f) => f.url.endsWith('src/http/headers.ts')],
   ['validation (TypeBox)', (f) => f.url.includes('/@sinclair/typebox/')],
   ['path resource lookup (store, Drizzle, view)', (f) => f.url.includes('/drizzle-orm/') || /\/src\/users\/(store|service|model)\.ts$/.test(f.url)],
   ['route handler (users/routes.ts)', (f) => f.url.endsWith('src/users/routes.ts')],
