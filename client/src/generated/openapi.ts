@@ -122,6 +122,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/users/{id}/clear-lockouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a user's lockouts and limits
+         * @description Takes no body. Ends every per-user lockout and limit: the second-factor lockouts (TOTP verify and register, reset-2fa, email verify, email update verify, passkey second factor) and the request-creation limits (password reset, email verification, email update, email sign-in). A request's own wrong-code count stays, and so does any address's login block. Writes lockouts.cleared.
+         */
+        post: operations["clearUserLockouts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/clear-address-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift an address's login block and refill its bucket
+         * @description client_ip names the address as it does everywhere (an IPv6 address by its /64, one embedding an IPv4 address by that address). Its login block and its wrong-password count end, and its bucket is full again. Writes address.cleared with that client_ip.
+         */
+        post: operations["clearAddressLimits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/authenticate/password": {
         parameters: {
             query?: never;
@@ -1410,6 +1450,150 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    clearUserLockouts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    clearAddressLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description An address as client_ip names it elsewhere: 1 to 64 characters (Unicode code points); IPv6 addresses by their /64, except those that embed an IPv4 address
+                     * @example 203.0.113.7
+                     */
+                    client_ip: string;
+                };
+            };
+        };
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_DATA */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "INVALID_DATA";
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
                     };
                 };
             };

@@ -9,6 +9,8 @@ export const OPERATIONS = {
   deleteUser: {"method":"DELETE","path":"/users/{id}","path_params":["id"],"query":[],"body":false,"success":null},
   disableUser: {"method":"POST","path":"/users/{id}/disable","path_params":["id"],"query":[],"body":true,"success":"application/json"},
   enableUser: {"method":"POST","path":"/users/{id}/enable","path_params":["id"],"query":[],"body":false,"success":"application/json"},
+  clearUserLockouts: {"method":"POST","path":"/users/{id}/clear-lockouts","path_params":["id"],"query":[],"body":false,"success":null},
+  clearAddressLimits: {"method":"POST","path":"/clear-address-limits","path_params":[],"query":[],"body":true,"success":null},
   authenticateWithPassword: {"method":"POST","path":"/authenticate/password","path_params":[],"query":[],"body":true,"success":"application/json"},
   verifyUserPassword: {"method":"POST","path":"/users/{id}/verify-password","path_params":["id"],"query":[],"body":true,"success":null},
   updateUserPassword: {"method":"POST","path":"/users/{id}/update-password","path_params":["id"],"query":[],"body":true,"success":null},
