@@ -314,6 +314,23 @@ describe('a disabled user (API.md §14)', () => {
   });
 });
 
+describe('support operations (API.md §14)', () => {
+  test("clear-lockouts ends the user's creation limit; clear-address-limits ends a block started by wrong codes", async () => {
+    const { h, user } = await setup();
+    const requests = [await createRequest(h), await createRequest(h), await createRequest(h)];
+    expectRetryAfter(await createRaw(h, { email: 'ada@example.com' }));
+    expect((await h.call('POST', `/users/${user.id}/clear-lockouts`)).status).toBe(204);
+    await createRequest(h);
+    for (let i = 0; i < 5; i++) {
+      h.advance(TEN_SECONDS);
+      expectError(await signIn(h, requests[i % 3]!.id, wrongCode(requests[i % 3]!.code), { client_ip: IP }), 400, 'INCORRECT_CODE');
+    }
+    expectRetryAfter(await signIn(h, requests[2]!.id, requests[2]!.code, { client_ip: IP }));
+    expect((await h.call('POST', '/clear-address-limits', { body: { client_ip: IP } })).status).toBe(204);
+    expect((await signIn(h, requests[2]!.id, requests[2]!.code, { client_ip: IP })).json).toMatchObject({ id: user.id });
+  });
+});
+
 describe('listing and deleting a user’s requests', () => {
   test('GET lists live requests oldest first, ties by id, without codes; 404 for an unknown user', async () => {
     const { h, user } = await setup();
