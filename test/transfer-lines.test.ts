@@ -24,6 +24,8 @@ describe('import lines', () => {
       createdAt: 1_800_000_000,
       email: null,
       emailVerified: false,
+      disabled: false,
+      disabledUntil: null,
       passwordHash: HASH,
       recoveryCodeHash: 'generated-recovery-hash',
       totpKey: null,
@@ -34,7 +36,7 @@ describe('import lines', () => {
 
   test('every field as export writes it; null is absent; unknown keys are ignored; the email is normalised', () => {
     const line = { id: 'auth0|5f7c8ec7c33c6c004bbafe82', created_at: 1, email: 'Ada@Example.COM', email_verified: true, password_hash: HASH, recovery_code_hash: ARGON, totp_key: KEY, totp_last_step: 58_000_000, registered_totp: true };
-    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000, passkeys: [] });
+    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, disabled: false, disabledUntil: null, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000, passkeys: [] });
     expect(parse({ password_hash: HASH, id: null, created_at: null, email: null, email_verified: null, recovery_code_hash: null, totp_key: null, totp_last_step: null })).toMatchObject({ id: 'generatedid', email: null, totpKey: null, totpLastStep: null });
     expect(parse({ password_hash: HASH, totp_key: KEY })).toMatchObject({ totpKey: KEY, totpLastStep: 0 });
   });
@@ -91,14 +93,36 @@ describe('import lines', () => {
 
 describe('export lines', () => {
   test('keys in a fixed order, null for a missing TOTP credential', () => {
-    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [] };
+    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, disabled: false, disabledUntil: null, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [] };
     const line = toNdjsonLine(user);
     expect(line).toBe(
-      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null,"passkeys":[]}`,
+      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"disabled":false,"disabled_until":null,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null,"passkeys":[]}`,
     );
-    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step', 'passkeys']);
+    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'disabled', 'disabled_until', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step', 'passkeys']);
     const reparsed = parseImportLine(line, 1, defaults);
     expect(reparsed).toEqual(user);
+  });
+
+  test('the account state (API.md §14) goes out and comes back', () => {
+    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: null, emailVerified: false, disabled: true, disabledUntil: 1_900_000_000, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [] };
+    const line = toNdjsonLine(user);
+    expect(line).toContain('"disabled":true,"disabled_until":1900000000,');
+    expect(parseImportLine(line, 1, defaults)).toEqual(user);
+    expect(parseImportLine(toNdjsonLine({ ...user, disabledUntil: null }), 1, defaults)).toEqual({ ...user, disabledUntil: null });
+  });
+});
+
+describe('disabled and disabled_until on an import line', () => {
+  test('are optional (enabled), must be a boolean and a whole number or null, and an until needs disabled: true', () => {
+    expect(parse({ password_hash: HASH, disabled: true })).toMatchObject({ disabled: true, disabledUntil: null });
+    expect(parse({ password_hash: HASH, disabled: true, disabled_until: 5 })).toMatchObject({ disabled: true, disabledUntil: 5 });
+    expect(parse({ password_hash: HASH, disabled: false, disabled_until: null })).toMatchObject({ disabled: false, disabledUntil: null });
+    expect(parse({ password_hash: HASH, disabled: 'yes' })).toMatchObject({ kind: 'invalid', field: 'disabled' });
+    expect(parse({ password_hash: HASH, disabled: true, disabled_until: '5' })).toMatchObject({ kind: 'invalid', field: 'disabled_until' });
+    expect(parse({ password_hash: HASH, disabled: true, disabled_until: -1 })).toMatchObject({ kind: 'invalid', field: 'disabled_until' });
+    expect(parse({ password_hash: HASH, disabled: true, disabled_until: 1.5 })).toMatchObject({ kind: 'invalid', field: 'disabled_until' });
+    expect(parse({ password_hash: HASH, disabled_until: 5 })).toMatchObject({ kind: 'invalid', field: 'disabled_until', detail: 'needs disabled: true' });
+    expect(parse({ password_hash: HASH, disabled: false, disabled_until: 5 })).toMatchObject({ kind: 'invalid', field: 'disabled_until' });
   });
 });
 

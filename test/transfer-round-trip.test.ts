@@ -14,6 +14,7 @@ import { login, passkeyHarness, registered, secondFactor, softAuthenticator } fr
  * in another, and the second export is the first byte for byte (API.md §11, §13).
  */
 const TOTP_KEY = 'DZTYTmomMEvwwP6GsZJHZJkUCHI=';
+const expectUserDisabled = (res: { status: number; json: any }) => expect([res.status, res.json?.error]).toEqual([400, 'USER_DISABLED']);
 
 function transferOf(h: Harness) {
   const backend = h.backend;
@@ -58,6 +59,33 @@ const passkeyNames = async (h: Harness, userId: string) =>
   ((await h.call('GET', `/users/${userId}/passkeys`)).json as { name: string }[]).map((p) => p.name).sort();
 
 describe('export → import → export', () => {
+  test('the account state travels (API.md §14): disabled, until a time or until enabled; a passed until goes out as enabled', async () => {
+    const from = passkeyHarness();
+    const forever = await from.createUser({ email: 'forever@example.com' });
+    const until = await from.createUser({ email: 'until@example.com' });
+    const passed = await from.createUser({ email: 'passed@example.com' });
+    const untilAt = Math.floor(from.now() / 1000) + 5 * 365 * 86_400;
+    expect((await from.call('POST', `/users/${forever.id}/disable`)).status).toBe(200);
+    expect((await from.call('POST', `/users/${until.id}/disable`, { body: { until: untilAt } })).status).toBe(200);
+    // The export's clock is the real one, long after the harness's: this until has passed for it.
+    expect((await from.call('POST', `/users/${passed.id}/disable`, { body: { until: Math.floor(from.now() / 1000) + 60 } })).status).toBe(200);
+    const first = await exportText(from);
+    const state = (id: string) => {
+      const line = JSON.parse(first.split('\n').find((l) => l.includes(id))!);
+      return [line.disabled, line.disabled_until];
+    };
+    expect([state(forever.id), state(until.id), state(passed.id)]).toEqual([[true, null], [true, untilAt], [false, null]]);
+
+    const to = passkeyHarness();
+    await to.ready;
+    expect(await importText(to, first)).toMatchObject({ result: 'imported', imported: 3 });
+    expect(await exportText(to)).toBe(first);
+    expect((await to.call('GET', `/users/${forever.id}`)).json).toMatchObject({ disabled: true, disabled_until: null });
+    expect((await to.call('GET', `/users/${until.id}`)).json).toMatchObject({ disabled: true, disabled_until: untilAt });
+    expectUserDisabled(await to.call('POST', `/users/${until.id}/email-verification-request`));
+    expect((await to.call('GET', `/users/${passed.id}`)).json).toMatchObject({ disabled: false, disabled_until: null });
+  });
+
   test('passkeys and TOTP travel: the imported user signs in with the same passkey, and the second export is the same bytes', async () => {
     const from = passkeyHarness();
     const { user, authenticator } = await richUser(from);

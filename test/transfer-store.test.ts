@@ -26,6 +26,8 @@ const staged = (line: number): StagedUser => ({
   createdAt: 1_700_000_000 + line,
   email: `user${line}@example.com`,
   emailVerified: false,
+  disabled: false,
+  disabledUntil: null,
   passwordHash: GENERATED_HASH,
   recoveryCodeHash: GENERATED_HASH,
   totpKey: line % 2 === 0 ? GENERATED_TOTP_KEY : null,
@@ -211,7 +213,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
       expect(seen).toHaveLength(2500);
       expect(seen.every((u) => u.id.startsWith('u'))).toBe(true);
       expect(await count(db, 'users')).toBe(2503);
-      expect(seen[0]).toEqual({ id: 'u00001', createdAt: 1, email: 'u1@example.com', emailVerified: false, passwordHash: GENERATED_HASH, recoveryCodeHash: GENERATED_HASH, totpKey: null, totpLastStep: null, passkeys: [] });
+      expect(seen[0]).toEqual({ id: 'u00001', createdAt: 1, email: 'u1@example.com', emailVerified: false, disabled: false, disabledUntil: null, passwordHash: GENERATED_HASH, recoveryCodeHash: GENERATED_HASH, totpKey: null, totpLastStep: null, passkeys: [] });
       await db.close();
     });
   });

@@ -10,7 +10,7 @@ import { isCredentialId, isKnownTransport, isSupportedPublicKey, MAX_PASSKEYS_PE
 export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;
 
 /** One user as `gatehouse export` writes it and `gatehouse import` reads it (API.md §11), as stored. */
-export interface TransferUser extends Omit<UserRecord, 'disabled' | 'disabledUntil'> {
+export interface TransferUser extends UserRecord {
   totpKey: string | null;
   totpLastStep: number | null;
   /** Oldest first, ties by id. */
@@ -39,7 +39,7 @@ const passkeyJson = (p: TransferPasskey): string =>
 /** Keys in a fixed order, so two exports of the same users are the same bytes. */
 export function toNdjsonLine(user: TransferUser): string {
   return (
-    `{"id":${json(user.id)},"created_at":${user.createdAt},"email":${json(user.email)},"email_verified":${user.emailVerified},` +
+    `{"id":${json(user.id)},"created_at":${user.createdAt},"email":${json(user.email)},"email_verified":${user.emailVerified},"disabled":${user.disabled},"disabled_until":${json(user.disabledUntil)},` +
     `"password_hash":${json(user.passwordHash)},"recovery_code_hash":${json(user.recoveryCodeHash)},` +
     `"totp_key":${json(user.totpKey)},"totp_last_step":${json(user.totpLastStep)},"passkeys":[${user.passkeys.map(passkeyJson).join(',')}]}`
   );
@@ -100,9 +100,7 @@ function hashField(record: Record<string, unknown>, field: 'password_hash' | 're
 function integerField(record: Record<string, unknown>, key: string, max: number, at = ''): number | null {
   const value = record[key];
   if (!present(value)) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
-    throw new Invalid(at + key, `must be a whole number from 0 to ${max}`);
-  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) throw new Invalid(at + key, `must be a whole number from 0 to ${max}`);
   return value;
 }
 
@@ -114,7 +112,6 @@ function idField(value: unknown, field: string): string | null {
 }
 
 const MAX_SIGN_COUNT = 2 ** 32 - 1;
-
 function readPasskey(value: unknown, at: string, defaults: LineDefaults): TransferPasskey {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Invalid(at, 'must be an object');
   const record = value as Record<string, unknown>;
@@ -157,7 +154,7 @@ function readPasskeys(value: unknown, defaults: LineDefaults): TransferPasskey[]
 }
 
 function readUser(record: Record<string, unknown>, line: number, defaults: LineDefaults): StagedUser {
-  const { id, email, email_verified: emailVerified, totp_key: totpKey } = record;
+  const { id, email, email_verified: emailVerified, totp_key: totpKey, disabled } = record;
   const userId = idField(id, 'id');
   const createdAt = integerField(record, 'created_at', MAX_CREATED_AT);
   if (present(email) && (typeof email !== 'string' || !isValidEmail(email))) throw new Invalid('email', 'INVALID_DATA, not a valid email address');
@@ -168,6 +165,9 @@ function readUser(record: Record<string, unknown>, line: number, defaults: LineD
   if (present(totpKey) && parseTotpKey(totpKey) === undefined) {
     throw new Invalid('totp_key', 'must be standard padded base64 of 20 bytes, or null');
   }
+  if (present(disabled) && typeof disabled !== 'boolean') throw new Invalid('disabled', 'must be true or false');
+  const disabledUntil = integerField(record, 'disabled_until', MAX_CREATED_AT);
+  if (disabledUntil !== null && disabled !== true) throw new Invalid('disabled_until', 'needs disabled: true'); // API.md §14
   const totpLastStep = integerField(record, 'totp_last_step', Number.MAX_SAFE_INTEGER);
   if (totpLastStep !== null && !present(totpKey)) throw new Invalid('totp_last_step', 'needs a totp_key');
   return {
@@ -176,6 +176,7 @@ function readUser(record: Record<string, unknown>, line: number, defaults: LineD
     createdAt: createdAt ?? defaults.now,
     email: present(email) ? normalizeEmail(email as string) : null,
     emailVerified: emailVerified === true,
+    ...{ disabled: disabled === true, disabledUntil },
     passwordHash,
     recoveryCodeHash: recoveryCodeHash ?? defaults.newRecoveryCodeHash(),
     totpKey: present(totpKey) ? (totpKey as string) : null,

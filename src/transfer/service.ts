@@ -1,4 +1,5 @@
 import { nowSeconds, type Clock } from '../security/clock';
+import { isDisabled } from '../users/model';
 import { generateId } from '../security/random';
 import { describeProblem, isProblem, type LineProblem, parseImportLine, type StagedUser, toNdjsonLine, type TransferUser } from './model';
 
@@ -138,10 +139,12 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
     /** NDJSON of every user from one snapshot, handed to `write` a batch at a time; resolves to the count. */
     async exportUsers(write: (text: string) => Promise<void>, onProgress: (done: number, total: number) => void): Promise<number> {
       const { total, batches } = await store.exportUsers(EXPORT_BATCH);
+      const now = nowSeconds(clock);
       let done = 0;
       for await (const batch of batches) {
         let text = '';
-        for (const user of batch) text += `${toNdjsonLine(user)}\n`;
+        // A disabled_until that has passed is enabled (API.md §14), and is written so.
+        for (const user of batch) text += `${toNdjsonLine(isDisabled(user, now) ? user : { ...user, disabled: false, disabledUntil: null })}\n`;
         await write(text);
         done += batch.length;
         onProgress(done, total);

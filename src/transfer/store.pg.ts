@@ -7,16 +7,22 @@ import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITA
 // Ids compare byte by byte ("C"), as SQLite compares them, so both databases export in the same order;
 // the (created_at, id) index still gives created_at, and only ties are sorted.
 const EXPORT = `SELECT u.id, u.created_at AS "createdAt", u.email, u.email_verified AS "emailVerified", u.password_hash AS "passwordHash",
-    u.recovery_code_hash AS "recoveryCodeHash", t.key AS "totpKey", t.last_used_step AS "totpLastStep",
+    u.recovery_code_hash AS "recoveryCodeHash", u.disabled, u.disabled_until AS "disabledUntil", t.key AS "totpKey", t.last_used_step AS "totpLastStep",
     (SELECT json_agg(json_build_object('id', p.id, 'credentialId', p.credential_id, 'publicKey', p.public_key, 'counter', p.counter,
        'transports', p.transports, 'backedUp', p.backed_up, 'name', p.name, 'createdAt', p.created_at, 'lastUsedAt', p.last_used_at)
        ORDER BY p.created_at, p.id COLLATE "C") FROM passkeys p WHERE p.user_id = u.id)::text AS passkeys
   FROM users u LEFT JOIN totp_credentials t ON t.user_id = u.id ORDER BY u.created_at, u.id COLLATE "C"`;
 
-type ExportRow = Omit<TransferUser, 'createdAt' | 'totpLastStep' | 'passkeys'> & { createdAt: string; totpLastStep: string | null; passkeys: string | null };
+type ExportRow = Omit<TransferUser, 'createdAt' | 'disabledUntil' | 'totpLastStep' | 'passkeys'> & {
+  createdAt: string;
+  disabledUntil: string | null;
+  totpLastStep: string | null;
+  passkeys: string | null;
+};
 const toTransferUser = (row: ExportRow): TransferUser => ({
   ...row,
   createdAt: Number(row.createdAt),
+  disabledUntil: row.disabledUntil === null ? null : Number(row.disabledUntil),
   totpLastStep: row.totpLastStep === null ? null : Number(row.totpLastStep),
   passkeys: toTransferPasskeys(row.passkeys),
 });
@@ -61,7 +67,7 @@ export function postgresTransferStore(client: SQL): TransferStore {
   };
 }
 
-const USER_COLUMNS = 'line, id, created_at, email, email_verified, password_hash, recovery_code_hash, totp_key, totp_last_step';
+const USER_COLUMNS = 'line, id, created_at, email, email_verified, password_hash, recovery_code_hash, totp_key, totp_last_step, disabled, disabled_until';
 const PASSKEY_COLUMNS = 'line, position, id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
 
 /** Temporary tables live in this session only: PostgreSQL drops them when the connection closes, also after a crash. */
@@ -69,7 +75,7 @@ async function stagingOn(connection: ReservedSQL): Promise<ImportStaging> {
   try {
     await connection.unsafe(`CREATE TEMP TABLE staged_users (line integer PRIMARY KEY, id text NOT NULL, created_at bigint NOT NULL, email text,
         email_verified boolean NOT NULL, password_hash text NOT NULL, recovery_code_hash text NOT NULL, totp_key text, totp_last_step bigint,
-        written boolean NOT NULL DEFAULT false);
+        disabled boolean NOT NULL, disabled_until bigint, written boolean NOT NULL DEFAULT false);
       CREATE TEMP TABLE staged_passkeys (line integer NOT NULL, position integer NOT NULL, id text NOT NULL, credential_id text NOT NULL,
         public_key text NOT NULL, counter bigint NOT NULL, transports text NOT NULL, backed_up boolean NOT NULL, name text NOT NULL,
         created_at bigint NOT NULL, last_used_at bigint, PRIMARY KEY (line, position));
@@ -90,7 +96,7 @@ async function stagingOn(connection: ReservedSQL): Promise<ImportStaging> {
       await connection.unsafe('BEGIN');
       await insertJsonRows(connection, 'staged_users', USER_COLUMNS,
         users.map((u) => ({ line: u.line, id: u.id, created_at: u.createdAt, email: u.email, email_verified: u.emailVerified, password_hash: u.passwordHash,
-          recovery_code_hash: u.recoveryCodeHash, totp_key: u.totpKey, totp_last_step: u.totpLastStep })));
+          recovery_code_hash: u.recoveryCodeHash, totp_key: u.totpKey, totp_last_step: u.totpLastStep, disabled: u.disabled, disabled_until: u.disabledUntil })));
       await insertJsonRows(connection, 'staged_passkeys', PASSKEY_COLUMNS,
         users.flatMap((u) => u.passkeys.map((p, position) => ({ line: u.line, position, id: p.id, credential_id: p.credentialId, public_key: p.publicKey,
           counter: p.counter, transports: p.transports.join(','), backed_up: p.backedUp, name: p.name, created_at: p.createdAt, last_used_at: p.lastUsedAt }))));
@@ -150,8 +156,8 @@ async function writeChunks(connection: ReservedSQL, options: CommitOptions): Pro
   const outcome = await chunkedWrites(last, CHUNK_MS, options.signal, async (from, to) => {
     await connection.unsafe(`BEGIN; SELECT set_config('gatehouse.user_count', 'by_caller', true)`);
     try {
-      await run(`WITH inserted AS (INSERT INTO users (id, created_at, email, email_verified, password_hash, recovery_code_hash)
-          SELECT id, created_at, email, email_verified, password_hash, recovery_code_hash FROM staged_users s WHERE ${IN_RANGE} AND ${WRITABLE}
+      await run(`WITH inserted AS (INSERT INTO users (id, created_at, email, email_verified, password_hash, recovery_code_hash, disabled, disabled_until)
+          SELECT id, created_at, email, email_verified, password_hash, recovery_code_hash, disabled, disabled_until FROM staged_users s WHERE ${IN_RANGE} AND ${WRITABLE}
           ORDER BY s.line ON CONFLICT DO NOTHING RETURNING id)
         UPDATE staged_users s SET written = true FROM inserted WHERE s.id = inserted.id AND ${IN_RANGE} AND ${WRITABLE}`, from, to);
       // A server took an id, email or credential id after the checks: those lines are not written.

@@ -36,11 +36,11 @@ export const TAKEN_FIELD = `SELECT CASE WHEN EXISTS (SELECT 1 FROM users m WHERE
         FROM staged_passkeys s WHERE s.line = u.line AND EXISTS (SELECT 1 FROM passkeys k WHERE k.credential_id = s.credential_id OR k.id = s.id)
         ORDER BY s.position LIMIT 1) END AS field FROM staged_users u WHERE u.line = $1`;
 
-type ExportRow = Omit<TransferUser, 'emailVerified' | 'passkeys'> & { emailVerified: number; passkeys: string | null };
-const toTransferUser = (row: ExportRow): TransferUser => ({ ...row, emailVerified: row.emailVerified === 1, passkeys: toTransferPasskeys(row.passkeys) });
+type ExportRow = Omit<TransferUser, 'emailVerified' | 'disabled' | 'passkeys'> & { emailVerified: number; disabled: number; passkeys: string | null };
+const toTransferUser = (row: ExportRow): TransferUser => ({ ...row, emailVerified: row.emailVerified === 1, disabled: row.disabled === 1, passkeys: toTransferPasskeys(row.passkeys) });
 
 const EXPORT = `SELECT u.id, u.created_at AS createdAt, u.email, u.email_verified AS emailVerified, u.password_hash AS passwordHash,
-    u.recovery_code_hash AS recoveryCodeHash, t.key AS totpKey, t.last_used_step AS totpLastStep,
+    u.recovery_code_hash AS recoveryCodeHash, u.disabled, u.disabled_until AS disabledUntil, t.key AS totpKey, t.last_used_step AS totpLastStep,
     (SELECT json_group_array(json_object('id', p.id, 'credentialId', p.credential_id, 'publicKey', p.public_key, 'counter', p.counter,
        'transports', p.transports, 'backedUp', p.backed_up, 'name', p.name, 'createdAt', p.created_at, 'lastUsedAt', p.last_used_at)
        ORDER BY p.created_at, p.id) FROM passkeys p WHERE p.user_id = u.id HAVING count(*) > 0) AS passkeys
@@ -75,20 +75,20 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
 function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
   sqlite.exec(`ATTACH '' AS staging; PRAGMA staging.cache_size = -8000; PRAGMA staging.journal_mode = OFF;
     CREATE TABLE staging.staged_users (line INTEGER PRIMARY KEY, id TEXT NOT NULL, created_at INTEGER NOT NULL, email TEXT,
-      email_verified INTEGER NOT NULL, password_hash TEXT NOT NULL, recovery_code_hash TEXT NOT NULL, totp_key TEXT, totp_last_step INTEGER);
+      email_verified INTEGER NOT NULL, password_hash TEXT NOT NULL, recovery_code_hash TEXT NOT NULL, totp_key TEXT, totp_last_step INTEGER, disabled INTEGER NOT NULL, disabled_until INTEGER);
     CREATE TABLE staging.staged_passkeys (line INTEGER NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, credential_id TEXT NOT NULL,
       public_key TEXT NOT NULL, counter INTEGER NOT NULL, transports TEXT NOT NULL, backed_up INTEGER NOT NULL, name TEXT NOT NULL,
       created_at INTEGER NOT NULL, last_used_at INTEGER, PRIMARY KEY (line, position));
     CREATE TABLE staging.staged_problems (line INTEGER NOT NULL, field TEXT, kind TEXT NOT NULL, detail TEXT, first_line INTEGER);
     CREATE INDEX staging.staged_problems_line ON staged_problems (line)`);
-  const stageUser = sqlite.prepare('INSERT INTO staged_users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const stageUser = sqlite.prepare('INSERT INTO staged_users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   const stagePasskey = sqlite.prepare('INSERT INTO staged_passkeys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   const stageProblem = sqlite.prepare('INSERT INTO staged_problems VALUES (?, ?, ?, ?, ?)');
   const addProblems = (problems: LineProblem[]) =>
     problems.forEach((p) => stageProblem.run(p.line, p.field, p.kind, p.kind === 'invalid' ? p.detail : null, p.kind === 'repeats' ? p.firstLine : null));
   const add = sqlite.transaction((users: StagedUser[], problems: LineProblem[]) => {
     for (const u of users) {
-      stageUser.run(u.line, u.id, u.createdAt, u.email, u.emailVerified ? 1 : 0, u.passwordHash, u.recoveryCodeHash, u.totpKey, u.totpLastStep);
+      stageUser.run(u.line, u.id, u.createdAt, u.email, u.emailVerified ? 1 : 0, u.passwordHash, u.recoveryCodeHash, u.totpKey, u.totpLastStep, u.disabled ? 1 : 0, u.disabledUntil);
       u.passkeys.forEach((p, i) =>
         stagePasskey.run(u.line, i, p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt),
       );
@@ -122,7 +122,7 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
   };
 }
 
-const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, recovery_code_hash';
+const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, recovery_code_hash, disabled, disabled_until';
 const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
 const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
 
