@@ -96,12 +96,14 @@ describe('bodies that are not valid UTF-8 (API.md §9)', () => {
 
   test('are INVALID_DATA, so two differently broken passwords can never be the same password', async () => {
     await restoreSeed();
+    const users = async () => Number((await execute(h, 'select count(*) as n from users'))[0]!.n);
+    const seeded = await users();
     for (const password of ['p\xe4ssw\xf6rd long enough', 'p\xffssw\x80rd long enough']) {
       const res = await send('/users', latin1(`{"password":"${password}"}`));
       expect(res.status).toBe(400);
       expect(await res.text()).toBe('{"error":"INVALID_DATA"}');
     }
-    expect(Number((await execute(h, 'select count(*) as n from users'))[0]!.n)).toBe(3);
+    expect(await users()).toBe(seeded); // no user created
   });
 
   test('wherever the bad byte is: a key, a value, between tokens, a truncated sequence, an encoded surrogate', async () => {
