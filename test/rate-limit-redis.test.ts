@@ -318,3 +318,29 @@ describe.skipIf(redis.skip)('the same answers as the in-process limits', () => {
     );
   });
 });
+
+describe.skipIf(redis.skip)('clearing (API.md §14: clear-lockouts, clear-address-limits)', () => {
+  test('a bucket is full again, a window empty, a lockout unlocked with its failures gone, for every instance; other keys stay', async () => {
+    const { clock } = fakeClock();
+    const prefix = freshPrefix();
+    const bucket = new RedisTokenBucket(instanceA, { prefix: `${prefix}a:`, capacity: 5, refillMs: 10 * SECOND, clock });
+    const window = new RedisCreationWindow(instanceA, { prefix: `${prefix}w:`, limit: 3, windowMs: WINDOW, clock });
+    const lockout = new RedisFailureLockout(instanceA, { prefix: `${prefix}l:`, limit: 5, windowMs: WINDOW, lockMs: WINDOW, clock });
+    const lockoutB = new RedisFailureLockout(instanceB, { prefix: `${prefix}l:`, limit: 5, windowMs: WINDOW, lockMs: WINDOW, clock });
+    for (const key of ['k', 'other']) {
+      for (let i = 0; i < 5; i++) await bucket.consume(key);
+      for (let i = 0; i < 3; i++) await window.hit(key);
+      for (let i = 0; i < 5; i++) await lockout.recordFailure(key);
+    }
+    await Promise.all([bucket.clear('k'), window.clear('k'), lockoutB.clear('k')]);
+    for (let i = 0; i < 5; i++) expect(await bucket.consume('k')).toEqual({ ok: true });
+    for (let i = 0; i < 3; i++) expect(await window.hit('k')).toEqual({ ok: true });
+    expect(await lockout.check('k')).toEqual({ ok: true });
+    // The failures went with the lock: four more do not lock again, the fifth does.
+    for (let i = 0; i < 4; i++) expect(await lockoutB.recordFailure('k')).toEqual({ locked: false });
+    expect(await lockout.recordFailure('k')).toEqual({ locked: true });
+    expect((await bucket.consume('other')).ok).toBe(false);
+    expect((await window.hit('other')).ok).toBe(false);
+    expect((await lockout.check('other')).ok).toBe(false);
+  });
+});
