@@ -51,6 +51,15 @@ function dropDefaultAdditionalProperties(document: OpenApiDocument): void {
 }
 
 /**
+ * No schema of ours says `additionalProperties: false` (unknown fields are ignored, API.md §1), but
+ * Elysia writes it onto the shared schema objects when it compiles a route's validator. Without this,
+ * the document would depend on which routes any app in the process had already served.
+ */
+function dropCompilerAdditionalProperties(document: OpenApiDocument): void {
+  for (const node of objectsIn(document)) if (node.additionalProperties === false) delete node.additionalProperties;
+}
+
+/**
  * The served document, from the generator's: a copy, since the generator's objects may be the very
  * schemas the routes validate with.
  */
@@ -59,5 +68,6 @@ export function finishDocument(generated: unknown): OpenApiDocument {
   dropVoidContent(document);
   stateDocumentedRules(document);
   dropDefaultAdditionalProperties(document);
+  dropCompilerAdditionalProperties(document);
   return document;
 }
