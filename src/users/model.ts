@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { AppError } from '../errors';
-import { ClientIp, DOCUMENTED_AS, Email, Password, unixSeconds } from '../http/fields';
+import { ClientIp, DOCUMENTED_AS, Email, Password, passwordHashField, unixSeconds } from '../http/fields';
 import { isValidEmail, normalizeEmail } from '../security/email-address';
 import { RequiredClientIp } from '../http/fields';
 
@@ -90,12 +90,10 @@ export const CreateUserBody = t.Object(
   {
   password: t.Optional(Password),
   password_hash: t.Optional(
-    t.String({
-      maxLength: 1024,
-      description:
-        'Instead of password: a hash from another system, in one of the formats docs/migrating.md lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
-      examples: [HASH_EXAMPLE],
-    }),
+    passwordHashField(
+      'Instead of password: a hash from another system, in one of the formats docs/migrating.md lists (bcrypt, argon2, scrypt, PBKDF2, Firebase scrypt, phpass, ...); replaced by argon2id at the first correct password',
+      [HASH_EXAMPLE],
+    ),
   ),
   email: t.Optional(t.Union([Email, t.Null()])),
   client_ip: ClientIp,
