@@ -52,6 +52,11 @@ export const passwordField = (description = 'A password') =>
   });
 export const Password = passwordField();
 
+/** Free text of at most 64 code points (ids the server looks up), for the same reason as password_hash. */
+FormatRegistry.Set('gatehouse-text-64', (value: string) => codePointLength(value) <= 64);
+export const text64 = (options: { description: string; examples?: string[] }) =>
+  t.String({ format: 'gatehouse-text-64', [DOCUMENTED_AS]: { maxLength: 64 }, ...options });
+
 const MAX_PASSWORD_HASH_CODE_POINTS = 1024;
 export const passwordHashField = (description: string, examples: string[]) =>
   t.String({ format: 'gatehouse-password-hash', [DOCUMENTED_AS]: { maxLength: MAX_PASSWORD_HASH_CODE_POINTS }, description, examples });

@@ -1,7 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
-import { ClientIp, DOCUMENTED_AS, unixSeconds } from '../http/fields';
+import { ClientIp, DOCUMENTED_AS, text64, unixSeconds } from '../http/fields';
 import { isPasskeyName } from '../security/passkey-names';
 import type { PasskeyRecord } from './store';
 
@@ -52,7 +52,7 @@ export const RegistrationOptionsBody = t.Object({ user_verification: t.Optional(
 export const AuthenticationOptionsBody = t.Object(
   {
   user_id: t.Optional(
-    t.Union([t.String({ maxLength: 64, description: 'Limits the options to this user\'s passkeys; omit for a discoverable login' }), t.Null()], {
+    t.Union([text64({ description: 'Limits the options to this user\'s passkeys; omit for a discoverable login' }), t.Null()], {
       examples: [USER_ID],
     }),
   ),
@@ -105,7 +105,7 @@ export const AuthenticationResponse = t.Object(
   { ...open, description: 'The `PublicKeyCredential` of `navigator.credentials.get()`, as JSON' },
 );
 
-const ChallengeId = t.String({ maxLength: 64, description: 'From the options call; single use, valid 5 minutes', examples: [CHALLENGE_ID] });
+const ChallengeId = text64({ description: 'From the options call; single use, valid 5 minutes', examples: [CHALLENGE_ID] });
 
 export const RegisterPasskeyBody = t.Object({
   challenge_id: ChallengeId,
