@@ -71,7 +71,7 @@ describe('credential guard', () => {
       expectError(await h.call(method, path, { auth: null }), 401, 'NOT_AUTHENTICATED');
     }
     expect((await h.call('GET', '/docs/json', { auth: null })).status).toBe(200);
-    const withoutDocs = createHandler(createApp(h.services, { docs: false }), { secret: SECRET, log: h.platform.log, docs: false });
+    const withoutDocs = createHandler(createApp(h.services, { docs: false }), h.services, { secret: SECRET, log: h.platform.log, docs: false });
     expect((await withoutDocs(new Request('http://localhost/docs'))).status).toBe(401);
   });
 
@@ -343,7 +343,7 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
     const app = createApp(h.services).get('/broken', () => ({ wrong: 1 }) as unknown as { name: string }, {
       response: { 200: t.Object({ name: t.String() }) },
     });
-    const response = await createHandler(app as unknown as App, { secret: SECRET, log: h.platform.log })(
+    const response = await createHandler(app as unknown as App, h.services, { secret: SECRET, log: h.platform.log })(
       new Request('http://localhost/broken', { headers: { authorization: SECRET } }),
     );
     expect(response.status).toBe(500);

@@ -167,7 +167,7 @@ describe('handler without metrics', () => {
   test('createHandler works with no metrics service at all', async () => {
     const h = createHarness({ metrics: false });
     await h.ready;
-    const handle = createHandler(createApp(h.services), { secret: SECRET, log: h.platform.log });
+    const handle = createHandler(createApp(h.services), h.services, { secret: SECRET, log: h.platform.log });
     expect((await handle(new Request('http://localhost/', { headers: { authorization: SECRET } }))).status).toBe(200);
   });
 });

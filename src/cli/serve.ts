@@ -47,14 +47,15 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   const shared = await openLimits(config, log);
   const metrics = config.metrics ? createMetricsService({ store: stores.metrics, hashing: hasher }) : null;
   const platform = buildPlatform(config, log, hasher, metrics, shared.limits);
-  const app = createApp(createServices(stores, platform), { docs: config.docs });
+  const services = createServices(stores, platform);
+  const app = createApp(services, { docs: config.docs });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
     // Bun would answer a body over its limit with an empty 413 before our handler runs, ahead of the
     // credential check; our handler refuses by Content-Length and stops reading a stream at 64 KiB.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: createHandler(app, { secret, log, docs: config.docs, metrics }),
+    fetch: createHandler(app, services, { secret, log, docs: config.docs }),
   });
   const clock = platform.clock;
   const sweeper = startSweeper({ store: stores.codeRequests, clock, log });

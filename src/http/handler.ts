@@ -3,7 +3,7 @@ import type { ErrorCode } from '../errors';
 import { errorResponse } from './responses';
 import { MAX_BODY_BYTES } from './conventions';
 import { withCommonHeaders } from './headers';
-import { failureOf, type Logger } from './log';
+import { describeError, failureOf, noteFailure, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
 
@@ -43,6 +43,19 @@ function pathStartOf(url: string): number {
 }
 
 /**
+ * A GET of `prefix` + one id, answered without Elysia's router and context: for the hottest read
+ * they were about a third of its CPU (docs/benchmarks.md). It must answer exactly as the app's route
+ * of `template` does, which serves the ids that are not plain (escapes, slashes, overlong).
+ * A store that answers at once (SQLite) gives a Response, not a Promise: no await on the way out.
+ */
+export interface DirectRead {
+  prefix: string;
+  template: string;
+  answer: (id: string) => Response | Promise<Response>;
+}
+const PLAIN_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
  * The outermost request handler: request id, credential, size limit and the access log line,
  * all before Elysia routes anything, so an unknown path without the credential is 401.
  */
@@ -51,43 +64,70 @@ export function createRequestHandler(options: {
   log: Logger;
   route: (request: Request) => Promise<Response> | Response;
   docs: boolean;
+  directReads?: DirectRead[];
   /** Told every answered request, with the template of the route it reached (undefined: none). */
   observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
-}): (request: Request) => Promise<Response> {
-  const { observe, log } = options;
+}): (request: Request) => Response | Promise<Response> {
+  const { observe, log, directReads = [] } = options;
   const secretDigest = sha256(options.secret);
   const isAuthorized = (header: string | null) =>
     header !== null && timingSafeEqual(sha256(header), secretDigest);
 
-  return async (received) => {
+  return (received) => {
     const started = performance.now();
     const url = received.url;
     const pathStart = pathStartOf(url);
     const path = pathOf(url, pathStart);
     const request = withRoutableUrl(received, pathStart);
-    const requestId = nextRequestId();
-    let response: Response;
+    const done = (response: Response, template?: string) => finish(request, path, started, response, template);
     if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
-      response = refuseUnread(request, 'NOT_AUTHENTICATED');
-    } else if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
-      response = refuseUnread(request, 'PAYLOAD_TOO_LARGE');
-    } else {
-      response = withCommonHeaders(await options.route(request));
+      return done(refuseUnread(request, 'NOT_AUTHENTICATED'));
     }
+    if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) return done(refuseUnread(request, 'PAYLOAD_TOO_LARGE'));
+    const direct = request.method === 'GET' ? directReadOf(path) : undefined;
+    if (direct === undefined) {
+      return Promise.resolve(options.route(request)).then((response) => done(withCommonHeaders(response), routeTemplateOf(request)));
+    }
+    try {
+      const answered = direct.read.answer(direct.id);
+      if (!(answered instanceof Promise)) return done(answered, direct.read.template);
+      return answered.then((response) => done(response, direct.read.template), (error) => done(unexpected(request, error)));
+    } catch (error) {
+      return done(unexpected(request, error));
+    }
+  };
+
+  function finish(request: Request, path: string, started: number, response: Response, template: string | undefined): Response {
+    const requestId = nextRequestId();
     const ms = performance.now() - started;
     const status = response.status;
     if (status >= 500) logFailure(request, requestId);
-    observe?.(request.method, routeTemplateOf(request), status, ms / 1000);
+    observe?.(request.method, template, status, ms / 1000);
     // Only the path: query strings may carry an email_query.
     log({ request_id: requestId, method: request.method, path, status, ms: Math.round(ms * 100) / 100 });
     return response;
-  };
+  }
+
+  function directReadOf(path: string) {
+    for (const read of directReads) {
+      if (!path.startsWith(read.prefix)) continue;
+      const id = path.slice(read.prefix.length);
+      if (PLAIN_ID.test(id)) return { read, id };
+    }
+    return undefined;
+  }
 
   /** An unexpected failure, noted by the error hook, is logged here where the request's id is known. */
   function logFailure(request: Request, requestId: string): void {
     const failure = failureOf(request);
     if (failure !== undefined) log({ level: 'error', request_id: requestId, ...failure });
   }
+}
+
+/** What Elysia's error hook does for a route's unexpected failure (conventions.ts), for the direct reads. */
+function unexpected(request: Request, error: unknown): Response {
+  noteFailure(request, describeError(error));
+  return errorResponse('UNKNOWN_ERROR');
 }
 
 /** Refused before its body was read: closing the connection stops a client still uploading it. */

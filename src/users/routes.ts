@@ -1,16 +1,22 @@
 import { Elysia, t } from 'elysia';
-import { AppError } from '../errors';
 import { requireObjectBody } from '../http/conventions';
 import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
-import { jsonResponse, noContent } from '../http/responses';
-import { ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, parseListQuery, User } from './model';
+import { errorResponse, jsonResponse, noContent } from '../http/responses';
+import { type UserView, ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, parseListQuery, User } from './model';
 import type { UsersService } from './service';
 
 const TAG = 'Users';
 /** Account states and support operations (API.md §14). */
 export const SUPPORT_TAG = 'Support operations';
+
+/** GET /users/{id}'s answer, for its route and for the outer handler's direct read (src/app.ts). */
+export function readUser(users: UsersService, id: string): Response | Promise<Response> {
+  const view = users.view(id);
+  return view instanceof Promise ? view.then(userAnswer) : userAnswer(view);
+}
+const userAnswer = (view: UserView | undefined) => (view === undefined ? errorResponse('NOT_FOUND') : jsonResponse(view));
 
 export function usersRoutes(users: UsersService) {
   const collection = new Elysia()
@@ -62,11 +68,7 @@ export function usersRoutes(users: UsersService) {
   // before), and its JSON built with headers made once (toUserView's type holds it to the User schema).
   const read = new Elysia().get(
     '/users/:id',
-    async ({ params }) => {
-      const view = await users.view(params.id);
-      if (view === undefined) throw new AppError('NOT_FOUND');
-      return jsonResponse(view);
-    },
+    ({ params }) => readUser(users, params.id),
     documented({ operationId: 'getUser', summary: 'Get a user', tag: TAG, errors: ['NOT_FOUND'], ok: User }),
   );
 

@@ -22,7 +22,8 @@ export interface UserRecord {
 /** Each method is one atomic unit (API.md §1, Atomicity). */
 export interface UserStore {
   /** `now` decides whether a `disabled_until` has passed. */
-  findView(id: string, now: number): Promise<UserView | undefined>;
+  /** SQLite answers at once: the hottest read then needs no await (src/http/handler.ts). */
+  findView(id: string, now: number): UserView | undefined | Promise<UserView | undefined>;
   find(id: string): Promise<UserRecord | undefined>;
   /** `email` already normalised. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
@@ -116,7 +117,7 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   };
 
   return {
-    async findView(id, now) {
+    findView(id, now) {
       const row = viewById.get(id);
       if (row === null) return undefined;
       return toUserView(

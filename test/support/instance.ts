@@ -58,7 +58,7 @@ function build(settings: InstanceSettings, stores: (onOutboxWrite: () => void) =
     stores: built,
     services,
     app,
-    handle: createHandler(app, { secret: SECRET, log: settings.log, metrics }),
+    handle: createHandler(app, services, { secret: SECRET, log: settings.log }),
     sender,
     close: async () => {
       await sender?.stop();
