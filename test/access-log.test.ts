@@ -45,16 +45,31 @@ describe('log lines', () => {
 
   test("the lines of one turn leave in one write, after the turn", async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 10_000 });
+    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
     for (let i = 0; i < 5; i++) writer.write(`line ${i}\n`);
     expect(sink.written).toEqual([]);
     await turn();
     expect(sink.written).toEqual(['line 0\nline 1\nline 2\nline 3\nline 4\n']);
   });
 
+  test('with flushAfterMs, the lines of that time leave in one write; flushAt characters waiting leave at once', async () => {
+    const sink = fakeSink();
+    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 20, flushAfterMs: 30 });
+    writer.write('line 0\n');
+    writer.write('line 1\n');
+    await turn();
+    await Bun.sleep(5);
+    expect(sink.written).toEqual([]);
+    writer.write('line 2\n'); // 21 characters: at once
+    expect(sink.written).toEqual(['line 0\nline 1\nline 2\n']);
+    writer.write('line 3\n');
+    await Bun.sleep(60);
+    expect(sink.written).toEqual(['line 0\nline 1\nline 2\n', 'line 3\n']);
+  });
+
   test('while the sink is backed up lines wait for its drain, and past the bound they are counted, not kept', async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 100, flushAt: 10_000 });
+    const writer = createLineWriter(sink, { maxPending: 100, flushAt: 10_000, flushAfterMs: 0 });
     sink.open = false;
     writer.write('first\n');
     await turn();
@@ -72,7 +87,7 @@ describe('log lines', () => {
 
   test('drain() resolves once every line is written, also after waiting for a slow sink', async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 10_000 });
+    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
     sink.open = false;
     writer.write('a\n');
     await turn();

@@ -26,7 +26,7 @@ async function counters(sql: SQL, database: string, redisUrl: string) {
   return { pg: Number(row.n), redis: Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0) };
 }
 
-async function seedPostgres(sql: SQL, passwordHash: string): Promise<string[]> {
+export async function seedPostgres(sql: SQL, passwordHash: string): Promise<string[]> {
   const rows = Array.from({ length: USERS }, (_, n) => ({
     id: generateId(),
     created_at: 1_767_225_600 + n,
