@@ -15,6 +15,7 @@ import type { Setup } from './support/setups';
 /** The suites that drive the service through HTTP and so must hold on every storage. */
 const HTTP_SUITES = [
   'test/users.test.ts',
+  'test/direct-read.test.ts',
   'test/passwords.test.ts',
   'test/password-reset.test.ts',
   'test/email-verification.test.ts',
