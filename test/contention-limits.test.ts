@@ -5,7 +5,7 @@ import { describe, expect, test } from 'bun:test';
 import { Secret, TOTP } from 'otpauth';
 import { generateId } from '../src/security/random';
 import { ORIGIN, RP, softAuthenticator } from './support/passkeys';
-import { twoProcessesForThisFile, type Answer, type TwoProcesses } from './support/two-processes';
+import { expectTally, ok, tally, twoProcessesForThisFile, type Answer, type TwoProcesses } from './support/two-processes';
 
 const processes = await twoProcessesForThisFile('limits and uniqueness across two server processes', {
   extraArgs: ['--webauthn-rp-id', RP.id, '--webauthn-origin', ORIGIN],
@@ -14,26 +14,6 @@ const pair = (): TwoProcesses => processes.pair();
 const REPEATS = 3;
 const SCENARIO_MS = 240_000;
 const PASSWORD = 'a long enough password 42';
-
-/** `status` or `status CODE` for each answer, counted. */
-function tally(answers: Answer[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const answer of answers) {
-    const key = answer.json?.error === undefined ? String(answer.status) : `${answer.status} ${answer.json.error}`;
-    counts[key] = (counts[key] ?? 0) + 1;
-  }
-  return counts;
-}
-
-function expectTally(round: number, answers: Answer[], expected: Record<string, number>): void {
-  expect({ round, answers: tally(answers) }).toEqual({ round, answers: expected });
-  expect(new Set(answers.map((a) => a.process)).size).toBe(2);
-}
-
-async function ok(answer: Answer, what: string): Promise<any> {
-  if (answer.status !== 200) throw new Error(`${what}: ${answer.status} ${answer.text}`);
-  return answer.json;
-}
 
 const unique = () => generateId().slice(0, 10);
 const createUser = async (n: number, body: Record<string, unknown> = {}) => ok(await pair().call(n, 'POST', '/users', { password: PASSWORD, ...body }), 'create user');

@@ -7,7 +7,7 @@ import { Secret, TOTP } from 'otpauth';
 import { generateId } from '../src/security/random';
 import { softAuthenticator, ORIGIN, RP } from './support/passkeys';
 import type { SoftAuthenticator } from './support/soft-authenticator';
-import { twoProcessesForThisFile, type Answer, type TwoProcesses } from './support/two-processes';
+import { expectTally, ok, tally, twoProcessesForThisFile, type Answer, type TwoProcesses } from './support/two-processes';
 
 const processes = await twoProcessesForThisFile('contention across two server processes', {
   extraArgs: ['--webauthn-rp-id', RP.id, '--webauthn-origin', ORIGIN],
@@ -23,23 +23,6 @@ const totpCode = () => TOTP.generate({ secret: new Secret({ buffer: new Uint8Arr
 const knownHash = Bun.password.hash(RECOVERY_CODE, { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 });
 
 const pair = (): TwoProcesses => processes.pair();
-
-/** `status` or `status CODE` for each answer, counted. */
-function tally(answers: Answer[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const answer of answers) {
-    const key = answer.json?.error === undefined ? String(answer.status) : `${answer.status} ${answer.json.error}`;
-    counts[key] = (counts[key] ?? 0) + 1;
-  }
-  return counts;
-}
-
-/** Every answer of every round, so a failure names the round and what came back. */
-function expectTally(round: number, answers: Answer[], expected: Record<string, number>): void {
-  expect({ round, answers: tally(answers) }).toEqual({ round, answers: expected });
-  // Both processes answered their share.
-  expect(new Set(answers.map((a) => a.process)).size).toBe(2);
-}
 
 async function seedUsers(count: number, options: { email?: (i: number) => string; totp?: boolean } = {}): Promise<string[]> {
   const hash = await knownHash;
@@ -60,11 +43,6 @@ async function seedUsers(count: number, options: { email?: (i: number) => string
 }
 
 const unique = () => generateId().slice(0, 10);
-
-async function ok(answer: Answer, what: string): Promise<any> {
-  if (answer.status !== 200) throw new Error(`${what}: ${answer.status} ${answer.text}`);
-  return answer.json;
-}
 
 describe.skipIf(processes.skip)(`two server processes, ${PARALLEL} parallel requests alternating, ${REPEATS} rounds each`, () => {
   test('POST /reset-password on one request: exactly one 204', async () => {

@@ -1,5 +1,5 @@
 import { SQL } from 'bun';
-import { afterAll, beforeAll } from 'bun:test';
+import { afterAll, beforeAll, expect } from 'bun:test';
 import { SECRET } from './constants';
 import { reportSkipped } from './debian-packages';
 import { postgresAvailability, startPostgres, type PostgresServer } from './postgres';
@@ -119,4 +119,26 @@ export async function twoProcessesForThisFile(suite: string, options: TwoProcess
       return pair;
     },
   };
+}
+
+/** `status` or `status CODE` for each answer, counted. */
+export function tally(answers: Answer[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const answer of answers) {
+    const key = answer.json?.error === undefined ? String(answer.status) : `${answer.status} ${answer.json.error}`;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** Every answer of a round counted as expected (a failure names the round), and both processes answered their share. */
+export function expectTally(round: number, answers: Answer[], expected: Record<string, number>): void {
+  expect({ round, answers: tally(answers) }).toEqual({ round, answers: expected });
+  expect(new Set(answers.map((a) => a.process)).size).toBe(2);
+}
+
+/** The answer's JSON, or a failure naming the step when it is not 200. */
+export async function ok(answer: Answer, what: string): Promise<any> {
+  if (answer.status !== 200) throw new Error(`${what}: ${answer.status} ${answer.text}`);
+  return answer.json;
 }
