@@ -1,15 +1,44 @@
-import { and, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { PgDb, PgTx } from '../db/pg-client';
-import { inTransaction, lockOwner } from '../db/pg-transaction';
+import { isForeignKeyViolation } from '../db/pg-errors';
+import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
 import { challenges, emailSignInRequests, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
-import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type WrongCodeOutcome } from './store';
+import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type RequestRows, type WrongCodeOutcome } from './store';
 
 export const isLivePg = (expiresAt: PgColumn, nowSeconds: number) => gt(expiresAt, nowSeconds);
 
 export interface CountedPgRequests {
   table: PgTable & { failedAttempts: PgColumn; expiresAt: PgColumn; userId: PgColumn };
   key: PgColumn;
+}
+
+type RequestTablePg = PgTable & { id: PgColumn; userId: PgColumn; createdAt: PgColumn; expiresAt: PgColumn };
+
+export function postgresRequestRows<T extends RequestTablePg>(db: PgDb, table: T): RequestRows<T['$inferSelect']> {
+  const liveOf = (column: PgColumn, value: string, nowSeconds: number) => and(eq(column, value), isLivePg(table.expiresAt, nowSeconds));
+  // from() refuses a data-modifying subquery without `returning`, a check TypeScript cannot settle for a
+  // generic T; T is a table, so the guard cannot apply, and the rows are still typed from T.
+  const rows = () => db.select().from<T>(table as never);
+  return {
+    async insert(record) {
+      try {
+        await db.insert(table).values(record);
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    findLive: async (id, nowSeconds) => (await rows().where(liveOf(table.id, id, nowSeconds)))[0],
+    listLive: (userId, nowSeconds) => rows().where(liveOf(table.userId, userId, nowSeconds)).orderBy(asc(table.createdAt), asc(table.id)),
+    // The user's lock first (the lock order), as every change to a user's requests takes it.
+    async deleteAllOf(userId) {
+      await inTransaction(db, async (tx) => {
+        if (await lockUser(tx, userId)) await tx.delete(table).where(eq(table.userId, userId));
+      });
+    },
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
-import { getTableName, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableName, gt, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db, Tx } from '../db/client';
+import { isForeignKeyViolation } from '../db/constraints';
 import { challenges, emailSignInRequests, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
@@ -13,6 +14,39 @@ export const isLive = (expiresAt: SQLiteColumn, nowSeconds: number) => gt(expire
 export interface CountedRequests {
   table: SQLiteTable & { failedAttempts: SQLiteColumn; expiresAt: SQLiteColumn };
   key: SQLiteColumn;
+}
+
+/** Alike for every request kind with ids of its own and several rows per user; email verification, one row per user keyed by it, has its own. */
+export interface RequestRows<Row> {
+  /** False when the user no longer exists. */
+  insert(record: Row): Promise<boolean>;
+  findLive(id: string, nowSeconds: number): Promise<Row | undefined>;
+  /** Oldest first, ties by id. */
+  listLive(userId: string, nowSeconds: number): Promise<Row[]>;
+  deleteAllOf(userId: string): Promise<void>;
+}
+
+type RequestTable = SQLiteTable & { id: SQLiteColumn; userId: SQLiteColumn; createdAt: SQLiteColumn; expiresAt: SQLiteColumn };
+
+export function sqliteRequestRows<T extends RequestTable>(db: Db, table: T): RequestRows<T['$inferSelect']> {
+  const liveOf = (column: SQLiteColumn, value: string, nowSeconds: number) => and(eq(column, value), isLive(table.expiresAt, nowSeconds));
+  return {
+    async insert(record) {
+      try {
+        db.insert(table).values(record).run();
+        return true;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return false;
+        throw error;
+      }
+    },
+    findLive: async (id, nowSeconds) => db.select().from(table).where(liveOf(table.id, id, nowSeconds)).get(),
+    listLive: async (userId, nowSeconds) =>
+      db.select().from(table).where(liveOf(table.userId, userId, nowSeconds)).orderBy(asc(table.createdAt), asc(table.id)).all(),
+    async deleteAllOf(userId) {
+      db.delete(table).where(eq(table.userId, userId)).run();
+    },
+  };
 }
 
 /** `gone`: the row had vanished or expired, so nothing was counted. */

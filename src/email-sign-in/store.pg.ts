@@ -1,7 +1,6 @@
-import { and, asc, eq } from 'drizzle-orm';
-import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
+import { and, eq } from 'drizzle-orm';
+import { isLivePg, postgresRequestRows, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
-import { isForeignKeyViolation } from '../db/pg-errors';
 import { inTransaction, lockUser } from '../db/pg-transaction';
 import { emailSignInRequests as requests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
@@ -13,27 +12,7 @@ const ownerColumns = { email: users.email, disabled: users.disabled, disabledUnt
 
 export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): EmailSignInStore {
   return {
-    async insert(record) {
-      try {
-        await db.insert(requests).values(record);
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    findLive: async (id, nowSeconds) => (await db.select().from(requests).where(live(id, nowSeconds)))[0],
-    listLive: (userId, nowSeconds) =>
-      db
-        .select()
-        .from(requests)
-        .where(and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds)))
-        .orderBy(asc(requests.createdAt), asc(requests.id)),
-    async deleteAllOf(userId) {
-      await inTransaction(db, async (tx) => {
-        if (await lockUser(tx, userId)) await tx.delete(requests).where(eq(requests.userId, userId));
-      });
-    },
+    ...postgresRequestRows(db, requests),
     recordWrongCode: (id, nowSeconds, events) =>
       recordWrongCodePg(db, counted, id, nowSeconds, async (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
     /**

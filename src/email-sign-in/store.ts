@@ -1,7 +1,6 @@
-import { and, asc, eq } from 'drizzle-orm';
-import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
+import { and, eq } from 'drizzle-orm';
+import { isLive, recordWrongCode, sqliteRequestRows, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
-import { isForeignKeyViolation } from '../db/constraints';
 import { emailSignInRequests as requests, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
@@ -53,26 +52,7 @@ const ownerColumns = { email: users.email, disabled: users.disabled, disabledUnt
 
 export function sqliteEmailSignInStore(db: Db, append: AppendEvents): EmailSignInStore {
   return {
-    async insert(record) {
-      try {
-        db.insert(requests).values(record).run();
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    findLive: async (id, nowSeconds) => db.select().from(requests).where(live(id, nowSeconds)).get(),
-    listLive: async (userId, nowSeconds) =>
-      db
-        .select()
-        .from(requests)
-        .where(and(eq(requests.userId, userId), isLive(requests.expiresAt, nowSeconds)))
-        .orderBy(asc(requests.createdAt), asc(requests.id))
-        .all(),
-    async deleteAllOf(userId) {
-      db.delete(requests).where(eq(requests.userId, userId)).run();
-    },
+    ...sqliteRequestRows(db, requests),
     recordWrongCode: async (id, nowSeconds, events) =>
       recordWrongCode(db, counted, id, nowSeconds, (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
     async redeem(request, nowSeconds, events, refuses) {

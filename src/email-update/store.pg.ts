@@ -1,8 +1,8 @@
-import { and, asc, eq, ne } from 'drizzle-orm';
-import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
+import { and, eq, ne } from 'drizzle-orm';
+import { isLivePg, postgresRequestRows, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
-import { isForeignKeyViolation, isUniqueViolation } from '../db/pg-errors';
-import { inTransaction, lockUser, lockUsers } from '../db/pg-transaction';
+import { isUniqueViolation } from '../db/pg-errors';
+import { inTransaction, lockUsers } from '../db/pg-transaction';
 import { emailSignInRequests, emailUpdateRequests as requests, passwordResetRequests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { EmailUpdateStore } from './store';
@@ -14,27 +14,7 @@ const otherHolderOf = (email: string, userId: string) => and(eq(users.email, ema
 export function postgresEmailUpdateStore(db: PgDb, append: AppendEventsPg): EmailUpdateStore {
   return {
     heldByOther: async (email, userId) => (await db.select({ id: users.id }).from(users).where(otherHolderOf(email, userId))).length > 0,
-    async insert(record) {
-      try {
-        await db.insert(requests).values(record);
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    listLive: (userId, nowSeconds) =>
-      db
-        .select()
-        .from(requests)
-        .where(and(eq(requests.userId, userId), isLivePg(requests.expiresAt, nowSeconds)))
-        .orderBy(asc(requests.createdAt), asc(requests.id)),
-    async deleteAllOf(userId) {
-      await inTransaction(db, async (tx) => {
-        if (await lockUser(tx, userId)) await tx.delete(requests).where(eq(requests.userId, userId));
-      });
-    },
-    findLive: async (id, nowSeconds) => (await db.select().from(requests).where(live(id, nowSeconds)))[0],
+    ...postgresRequestRows(db, requests),
     deleteLive: async (id, nowSeconds) => (await db.delete(requests).where(live(id, nowSeconds)).returning({ id: requests.id })).length > 0,
     recordWrongCode: (id, nowSeconds, events) => recordWrongCodePg(db, counted, id, nowSeconds, (tx) => append(tx, events)),
     /**

@@ -1,7 +1,6 @@
-import { and, asc, eq, ne } from 'drizzle-orm';
-import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
+import { and, eq, ne } from 'drizzle-orm';
+import { isLive, recordWrongCode, sqliteRequestRows, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
-import { isForeignKeyViolation } from '../db/constraints';
 import { emailSignInRequests, emailUpdateRequests as requests, passwordResetRequests, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
@@ -51,26 +50,7 @@ const otherHolderOf = (db: Pick<Db, 'select'>, email: string, userId: string) =>
 export function sqliteEmailUpdateStore(db: Db, append: AppendEvents): EmailUpdateStore {
   return {
     heldByOther: async (email, userId) => otherHolderOf(db, email, userId) !== undefined,
-    async insert(record) {
-      try {
-        db.insert(requests).values(record).run();
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    listLive: async (userId, nowSeconds) =>
-      db
-        .select()
-        .from(requests)
-        .where(and(eq(requests.userId, userId), isLive(requests.expiresAt, nowSeconds)))
-        .orderBy(asc(requests.createdAt), asc(requests.id))
-        .all(),
-    async deleteAllOf(userId) {
-      db.delete(requests).where(eq(requests.userId, userId)).run();
-    },
-    findLive: async (id, nowSeconds) => db.select().from(requests).where(live(id, nowSeconds)).get(),
+    ...sqliteRequestRows(db, requests),
     deleteLive: async (id, nowSeconds) => db.delete(requests).where(live(id, nowSeconds)).returning({ id: requests.id }).get() !== undefined,
     recordWrongCode: async (id, nowSeconds, events) => recordWrongCode(db, counted, id, nowSeconds, (tx) => append(tx, events)),
     async apply(request, nowSeconds, events) {

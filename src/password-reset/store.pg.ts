@@ -1,8 +1,7 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
-import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
+import { and, eq, sql } from 'drizzle-orm';
+import { isLivePg, postgresRequestRows, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
-import { isForeignKeyViolation } from '../db/pg-errors';
-import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
+import { inTransaction, lockOwner } from '../db/pg-transaction';
 import { passwordResetRequests as resets, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { PasswordResetStore } from './store';
@@ -15,24 +14,8 @@ const live = (nowSeconds: number) => isLivePg(resets.expiresAt, nowSeconds);
 
 export function postgresPasswordResetStore(db: PgDb, append: AppendEventsPg): PasswordResetStore {
   return {
-    async insert(record) {
-      try {
-        await db.insert(resets).values(record);
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    findLive: async (id, nowSeconds) => (await db.select().from(resets).where(and(eq(resets.id, id), live(nowSeconds))))[0],
-    listLive: (userId, nowSeconds) =>
-      db.select().from(resets).where(and(eq(resets.userId, userId), live(nowSeconds))).orderBy(asc(resets.createdAt), asc(resets.id)),
+    ...postgresRequestRows(db, resets),
     delete: async (id) => (await db.delete(resets).where(eq(resets.id, id)).returning({ id: resets.id })).length > 0,
-    async deleteAllOf(userId) {
-      await inTransaction(db, async (tx) => {
-        if (await lockUser(tx, userId)) await tx.delete(resets).where(eq(resets.userId, userId));
-      });
-    },
     async markVerified(id, nowSeconds) {
       const rows = await db.update(resets).set({ emailVerified: true }).where(and(eq(resets.id, id), live(nowSeconds))).returning({ id: resets.id });
       return rows.length > 0;

@@ -1,7 +1,6 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
-import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
+import { and, eq, sql } from 'drizzle-orm';
+import { isLive, recordWrongCode, sqliteRequestRows, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
-import { isForeignKeyViolation } from '../db/constraints';
 import { passwordResetRequests as resets, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
@@ -46,22 +45,8 @@ const live = (nowSeconds: number) => isLive(resets.expiresAt, nowSeconds);
 
 export function sqlitePasswordResetStore(db: Db, append: AppendEvents): PasswordResetStore {
   return {
-    async insert(record) {
-      try {
-        db.insert(resets).values(record).run();
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
-    findLive: async (id, nowSeconds) => db.select().from(resets).where(and(eq(resets.id, id), live(nowSeconds))).get(),
-    listLive: async (userId, nowSeconds) =>
-      db.select().from(resets).where(and(eq(resets.userId, userId), live(nowSeconds))).orderBy(asc(resets.createdAt), asc(resets.id)).all(),
+    ...sqliteRequestRows(db, resets),
     delete: async (id) => db.delete(resets).where(eq(resets.id, id)).returning({ id: resets.id }).all().length > 0,
-    async deleteAllOf(userId) {
-      db.delete(resets).where(eq(resets.userId, userId)).run();
-    },
     async markVerified(id, nowSeconds) {
       const row = db.update(resets).set({ emailVerified: true }).where(and(eq(resets.id, id), live(nowSeconds))).returning({ id: resets.id }).get();
       return row !== undefined;
