@@ -55,36 +55,20 @@ function luaScript(request: Request, threads: number): string {
   const lines = [`wrk.method = ${quote(request.method ?? 'GET')}`];
   if (request.body !== undefined) lines.push(`wrk.body = ${quote(request.body)}`);
   for (const [name, value] of Object.entries(request.headers ?? {})) lines.push(`wrk.headers[${quote(name)}] = ${quote(value)}`);
-  if (request.bodiesFile !== undefined) lines.push(bodiesFromFile(request.bodiesFile, threads));
-  if (request.pathsFile !== undefined) lines.push(pathsFromFile(request.pathsFile, threads, request.servers ?? []));
+  if (request.bodiesFile !== undefined) lines.push(linesFromFile(request.bodiesFile, threads, [], 'body'));
+  if (request.pathsFile !== undefined) lines.push(linesFromFile(request.pathsFile, threads, request.servers ?? [], 'path'));
   else if (request.uniqueClientIp || request.servers !== undefined) lines.push(perThread(request));
   const path = join(scriptDir, `request-${++scripts}.lua`);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
 }
 
-/** Each thread loads its share of the lines at start; once they run out it repeats its last (and the errors show). */
-const bodiesFromFile = (file: string, threads: number) => `
-local nextThread, bodies, sent = 0, {}, 0
-function setup(thread) thread:set("share", nextThread); nextThread = nextThread + 1 end
-function init(args)
-  local n = 0
-  for line in io.lines(${JSON.stringify(file)}) do
-    if n % ${threads} == share then bodies[#bodies + 1] = line end
-    n = n + 1
-  end
-end
-function request()
-  sent = sent + 1
-  return wrk.format(nil, nil, nil, bodies[math.min(sent, #bodies)])
-end`;
-
 const luaServers = (servers: string[]) =>
   `{${servers.map((base) => new URL(base)).map((url) => `{${JSON.stringify(url.hostname)}, ${JSON.stringify(url.port)}}`).join(', ')}}`;
 
-/** Per thread: its server, and its share of the paths, each sent once (once they run out it repeats its last, and the errors show). */
-const pathsFromFile = (file: string, threads: number, servers: string[]) => `
-local servers, nextThread, paths, sent = ${luaServers(servers)}, 0, {}, 0
+/** Per thread: its server (with several, round-robin as a balancer would) and its share number. */
+const threadSetup = (servers: string[]) => `
+local servers, nextThread = ${luaServers(servers)}, 0
 function setup(thread)
   if #servers > 0 then
     local server = servers[(nextThread % #servers) + 1]
@@ -92,33 +76,28 @@ function setup(thread)
   end
   thread:set("share", nextThread)
   nextThread = nextThread + 1
-end
+end`;
+
+/** Each thread loads its share of the lines at start and sends each once; once they run out it repeats its last (and the errors show). */
+const linesFromFile = (file: string, threads: number, servers: string[], as: 'body' | 'path') => `${threadSetup(servers)}
+local lines, sent = {}, 0
 function init(args)
   local n = 0
   for line in io.lines(${JSON.stringify(file)}) do
-    if n % ${threads} == share then paths[#paths + 1] = line end
+    if n % ${threads} == share then lines[#lines + 1] = line end
     n = n + 1
   end
 end
 function request()
   sent = sent + 1
-  return wrk.format(nil, paths[math.min(sent, #paths)])
+  local line = lines[math.min(sent, #lines)]
+  return ${as === 'body' ? 'wrk.format(nil, nil, nil, line)' : 'wrk.format(nil, line)'}
 end`;
 
 /** Per thread: which server it talks to, and a body with an address of its own for every request. */
 function perThread(request: Request): string {
-  const servers = (request.servers ?? []).map((base) => new URL(base)).map((url) => `{${JSON.stringify(url.hostname)}, ${JSON.stringify(url.port)}}`);
   const body = request.uniqueClientIp ? JSON.stringify(request.body ?? '') : 'nil';
-  return `
-local servers, nextThread = {${servers.join(', ')}}, 0
-function setup(thread)
-  if #servers > 0 then
-    local server = servers[(nextThread % #servers) + 1]
-    thread.addr = wrk.lookup(server[1], server[2])[1]
-  end
-  thread:set("share", nextThread)
-  nextThread = nextThread + 1
-end
+  return `${threadSetup(request.servers ?? [])}
 local sent = 0
 function request()
   local body = ${body}
