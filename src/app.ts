@@ -103,6 +103,6 @@ export function createHandler(app: App, services: Services, options: { secret: s
     // The hottest read, answered without the router: the same readUser as its route.
     directReads: [{ prefix: '/users/', template: '/users/:id', answer: (id) => readUser(users, id) }],
     docs: options.docs !== false,
-    observe: services.metrics?.observeRequest ?? undefined,
+    observe: services.metrics?.observeRequest,
   });
 }

@@ -88,7 +88,12 @@ export function httpConventions() {
       const isResponseCheck = code === 'VALIDATION' && (error as { type?: string }).type === 'response';
       if ((code === 'VALIDATION' && !isResponseCheck) || code === 'PARSE') return errorResponse('INVALID_DATA');
       if (code === 'NOT_FOUND') return errorResponse('NOT_FOUND');
-      noteFailure(request, describeError(error));
-      return errorResponse('UNKNOWN_ERROR');
+      return unexpectedFailure(request, error);
     });
+}
+
+/** UNKNOWN_ERROR, with the error noted for the outer handler's log line (never its message if it holds values). */
+export function unexpectedFailure(request: Request, error: unknown): Response {
+  noteFailure(request, describeError(error));
+  return errorResponse('UNKNOWN_ERROR');
 }

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ErrorCode } from '../errors';
 import { errorResponse } from './responses';
-import { MAX_BODY_BYTES } from './conventions';
+import { MAX_BODY_BYTES, unexpectedFailure } from './conventions';
 import { withCommonHeaders } from './headers';
-import { describeError, failureOf, noteFailure, type Logger } from './log';
+import { failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
 
@@ -73,27 +73,29 @@ export function createRequestHandler(options: {
   const isAuthorized = (header: string | null) =>
     header !== null && timingSafeEqual(sha256(header), secretDigest);
 
-  return (received) => {
+  return (request) => {
     const started = performance.now();
-    const url = received.url;
+    const url = request.url;
     const pathStart = pathStartOf(url);
     const path = pathOf(url, pathStart);
-    const request = withRoutableUrl(received, pathStart);
-    const done = (response: Response, template?: string) => finish(request, path, started, response, template);
+    // `answered`: the Request the app handled, which carries its route template and noted failure.
+    const done = (response: Response, template?: string, answered = request) => finish(answered, path, started, response, template);
     if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
       return done(refuseUnread(request, 'NOT_AUTHENTICATED'));
     }
     if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) return done(refuseUnread(request, 'PAYLOAD_TOO_LARGE'));
     const direct = request.method === 'GET' ? directReadOf(path) : undefined;
     if (direct === undefined) {
-      return Promise.resolve(options.route(request)).then((response) => done(withCommonHeaders(response), routeTemplateOf(request)));
+      // Only the router reads the URL itself; the direct reads use the path found above.
+      const routable = withRoutableUrl(request, pathStart);
+      return Promise.resolve(options.route(routable)).then((response) => done(withCommonHeaders(response), routeTemplateOf(routable), routable));
     }
     try {
       const answered = direct.read.answer(direct.id);
       if (!(answered instanceof Promise)) return done(answered, direct.read.template);
-      return answered.then((response) => done(response, direct.read.template), (error) => done(unexpected(request, error)));
+      return answered.then((response) => done(response, direct.read.template), (error) => done(unexpectedFailure(request, error)));
     } catch (error) {
-      return done(unexpected(request, error));
+      return done(unexpectedFailure(request, error));
     }
   };
 
@@ -122,12 +124,6 @@ export function createRequestHandler(options: {
     const failure = failureOf(request);
     if (failure !== undefined) log({ level: 'error', request_id: requestId, ...failure });
   }
-}
-
-/** What Elysia's error hook does for a route's unexpected failure (conventions.ts), for the direct reads. */
-function unexpected(request: Request, error: unknown): Response {
-  noteFailure(request, describeError(error));
-  return errorResponse('UNKNOWN_ERROR');
 }
 
 /** Refused before its body was read: closing the connection stops a client still uploading it. */

@@ -21,8 +21,7 @@ export interface UserRecord {
 
 /** Each method is one atomic unit (API.md §1, Atomicity). */
 export interface UserStore {
-  /** `now` decides whether a `disabled_until` has passed. */
-  /** SQLite answers at once: the hottest read then needs no await (src/http/handler.ts). */
+  /** `now` decides whether a `disabled_until` has passed. SQLite answers at once: the hottest read then needs no await (src/http/handler.ts). */
   findView(id: string, now: number): UserView | undefined | Promise<UserView | undefined>;
   find(id: string): Promise<UserRecord | undefined>;
   /** `email` already normalised. */
