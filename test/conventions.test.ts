@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { t } from 'elysia';
+import { parseServeConfig } from '../src/cli/config';
+import { serve } from '../src/cli/serve';
 import { type App, createApp, createHandler } from '../src/app';
 import { createHarness, expectError, type Harness, SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
 
@@ -315,6 +320,28 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
     expect(errorLine?.request_id).toMatch(/^[a-z2-9]{8}-[0-9a-z]+$/);
     expect(errorLine?.request_id).toBe(accessLine?.request_id as string);
     expect(JSON.stringify(errorLine)).not.toContain(STRONG_PASSWORD);
+  });
+
+  test("an error escaping the served handler is a bare UNKNOWN_ERROR: never Bun's development page", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-escaped-'));
+    const logs: Record<string, unknown>[] = [];
+    const { server, stop } = await serve(parseServeConfig(['--port', '0', '--dir', dir, '--secret', SECRET, '--pwned-check', 'off'], {}), (fields) => logs.push(fields));
+    try {
+      // Without NODE_ENV=production Bun would otherwise be in development mode.
+      expect(server.development).toBe(false);
+      // The request handler catches its own failures; a fetch that throws stands in for one that would not.
+      server.reload({ fetch: () => { throw new TypeError('escaped the handler'); } } as Parameters<typeof server.reload>[0]);
+      const response = await fetch(`http://127.0.0.1:${server.port}/users`, { headers: { authorization: SECRET } });
+      expect(response.status).toBe(500);
+      expect(await response.text()).toBe('{"error":"UNKNOWN_ERROR"}');
+      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(logs.find((line) => line.level === 'error')).toMatchObject({ error: 'TypeError', detail: 'escaped the handler' });
+    } finally {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // SQLite's file closed under the app is our bug (500); a PostgreSQL pool that is gone is the database being unavailable (503, API.md §10).

@@ -1,6 +1,7 @@
 import { createApp, createHandler, createServices, type Platform } from '../app';
 import { startSweeper } from '../code-requests/service';
 import { startEventSweeper } from '../events/service';
+import { escapedFailure } from '../http/conventions';
 import { type Logger, stdoutLogger } from '../http/log';
 import { createMetricsService, type MetricsService } from '../metrics/service';
 import { createBreachChecker } from '../security/breach-check';
@@ -55,7 +56,11 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     // Bun would answer a body over its limit with an empty 413 before our handler runs, ahead of the
     // credential check; our handler refuses by Content-Length and stops reading a stream at 64 KiB.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Bun's default without NODE_ENV=production is development mode, which answers an escaped error
+    // with a page of its message and stack; a credential service never runs in it.
+    development: false,
     fetch: createHandler(app, services, { secret, log, docs: config.docs }),
+    error: escapedFailure(log),
   });
   const clock = platform.clock;
   const sweeper = startSweeper({ store: stores.codeRequests, clock, log });

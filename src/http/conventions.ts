@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia';
 import { AppError } from '../errors';
 import { errorResponse } from './responses';
-import { describeError, noteFailure } from './log';
+import { describeError, type Logger, noteFailure } from './log';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Request bodies are flat objects; this leaves ample room for nested unknown fields. */
@@ -97,3 +97,13 @@ export function unexpectedFailure(request: Request, error: unknown): Response {
   noteFailure(request, describeError(error));
   return errorResponse('UNKNOWN_ERROR');
 }
+
+/**
+ * Bun.serve's `error` handler, for a failure that escapes the request handler (which catches its
+ * own): UNKNOWN_ERROR as on any route, and an error line, where Bun would answer a plain 500, or in
+ * development mode a page with the error's message and stack.
+ */
+export const escapedFailure = (log: Logger) => (error: unknown): Response => {
+  log({ level: 'error', ...describeError(error) });
+  return errorResponse('UNKNOWN_ERROR');
+};
