@@ -59,6 +59,8 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     // Bun's default without NODE_ENV=production is development mode, which answers an escaped error
     // with a page of its message and stack; a credential service never runs in it.
     development: false,
+    // Which, off, also turns SO_REUSEPORT on by default: a second server on a taken port would share it, not fail.
+    reusePort: false,
     fetch: createHandler(app, services, { secret, log, docs: config.docs }),
     error: escapedFailure(log),
   });
