@@ -16,6 +16,7 @@ import type { Setup } from './support/setups';
 const HTTP_SUITES = [
   'test/users.test.ts',
   'test/direct-read.test.ts',
+  'test/user-gone-writes.test.ts',
   'test/passwords.test.ts',
   'test/password-reset.test.ts',
   'test/email-verification.test.ts',

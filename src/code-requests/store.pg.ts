@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableName, gt, lt, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { PgDb, PgTx } from '../db/pg-client';
-import { isForeignKeyViolation } from '../db/pg-errors';
+import { writtenUnlessUserGone } from '../db/pg-errors';
 import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
 import { challenges, emailSignInRequests, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/pg-schema';
 import { MAX_WRONG_CODES, type CodeRequestStore, type RequestKind, type RequestRows, type WrongCodeOutcome } from './store';
@@ -21,15 +21,7 @@ export function postgresRequestRows<T extends RequestTablePg>(db: PgDb, table: T
   // generic T; T is a table, so the guard cannot apply, and the rows are still typed from T.
   const rows = () => db.select().from<T>(table as never);
   return {
-    async insert(record) {
-      try {
-        await db.insert(table).values(record);
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
+    insert: async (record) => writtenUnlessUserGone(db.insert(table).values(record)),
     findLive: async (id, nowSeconds) => (await rows().where(liveOf(table.id, id, nowSeconds)))[0],
     listLive: (userId, nowSeconds) => rows().where(liveOf(table.userId, userId, nowSeconds)).orderBy(asc(table.createdAt), asc(table.id)),
     // The user's lock first (the lock order), as every change to a user's requests takes it.

@@ -1,7 +1,7 @@
 import { and, asc, eq, getTableName, gt, sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db, Tx } from '../db/client';
-import { isForeignKeyViolation } from '../db/constraints';
+import { writtenUnlessUserGone } from '../db/constraints';
 import { challenges, emailSignInRequests, emailUpdateRequests, emailVerificationRequests, passwordResetRequests } from '../db/schema';
 
 /** A request's own counter: its 5th wrong code invalidates it (seed, Limits; API.md §5). */
@@ -31,15 +31,7 @@ type RequestTable = SQLiteTable & { id: SQLiteColumn; userId: SQLiteColumn; crea
 export function sqliteRequestRows<T extends RequestTable>(db: Db, table: T): RequestRows<T['$inferSelect']> {
   const liveOf = (column: SQLiteColumn, value: string, nowSeconds: number) => and(eq(column, value), isLive(table.expiresAt, nowSeconds));
   return {
-    async insert(record) {
-      try {
-        db.insert(table).values(record).run();
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
+    insert: async (record) => writtenUnlessUserGone(() => db.insert(table).values(record).run()),
     findLive: async (id, nowSeconds) => db.select().from(table).where(liveOf(table.id, id, nowSeconds)).get(),
     listLive: async (userId, nowSeconds) =>
       db.select().from(table).where(liveOf(table.userId, userId, nowSeconds)).orderBy(asc(table.createdAt), asc(table.id)).all(),

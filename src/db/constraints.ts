@@ -12,6 +12,17 @@ export const isUniqueViolation = (error: unknown): boolean => sqliteErrorOf(erro
 /** A row that references a user deleted since the service loaded it. */
 export const isForeignKeyViolation = (error: unknown): boolean => sqliteErrorOf(error)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 
+/** Runs a write of a row that references a user: false when the user was deleted meanwhile. */
+export function writtenUnlessUserGone(write: () => unknown): boolean {
+  try {
+    write();
+    return true;
+  } catch (error) {
+    if (isForeignKeyViolation(error)) return false;
+    throw error;
+  }
+}
+
 /** Another row holds the key: a unique index or the primary key (SQLite names the two differently). */
 export const isKeyConflict = (error: unknown): boolean => {
   const code = sqliteErrorOf(error)?.code;

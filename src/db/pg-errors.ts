@@ -42,6 +42,17 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return postgresError(error)?.errno === '23503';
 }
 
+/** Awaits a write of a row that references a user: false when the user was deleted meanwhile (23503). */
+export async function writtenUnlessUserGone(write: PromiseLike<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (error) {
+    if (isForeignKeyViolation(error)) return false;
+    throw error;
+  }
+}
+
 /** True when the request should answer 503 UNAVAILABLE rather than 500. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { isLivePg, recordWrongCodePg, type CountedPgRequests } from '../code-requests/store.pg';
 import type { PgDb } from '../db/pg-client';
-import { isForeignKeyViolation } from '../db/pg-errors';
+import { writtenUnlessUserGone } from '../db/pg-errors';
 import { inTransaction, lockUser } from '../db/pg-transaction';
 import { emailVerificationRequests as requests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
@@ -18,13 +18,7 @@ export function postgresEmailVerificationStore(db: PgDb, append: AppendEventsPg)
     findLive: async (userId, nowSeconds) => (await db.select().from(requests).where(liveFor(userId, nowSeconds)))[0],
     async replace(record) {
       const { userId: _, ...fresh } = record;
-      try {
-        await db.insert(requests).values(record).onConflictDoUpdate({ target: requests.userId, set: fresh });
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
+      return writtenUnlessUserGone(db.insert(requests).values(record).onConflictDoUpdate({ target: requests.userId, set: fresh }));
     },
     deleteLive: async (userId, nowSeconds) =>
       (await db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId })).length > 0,

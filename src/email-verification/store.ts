@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { isLive, recordWrongCode, type CountedRequests, type WrongCodeOutcome } from '../code-requests/store';
 import type { Db } from '../db/client';
-import { isForeignKeyViolation } from '../db/constraints';
+import { writtenUnlessUserGone } from '../db/constraints';
 import { emailVerificationRequests as requests, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
@@ -42,13 +42,7 @@ export function sqliteEmailVerificationStore(db: Db, append: AppendEvents): Emai
     findLive: async (userId, nowSeconds) => db.select().from(requests).where(liveFor(userId, nowSeconds)).get(),
     async replace(record) {
       const { userId: _, ...fresh } = record;
-      try {
-        db.insert(requests).values(record).onConflictDoUpdate({ target: requests.userId, set: fresh }).run();
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
+      return writtenUnlessUserGone(() => db.insert(requests).values(record).onConflictDoUpdate({ target: requests.userId, set: fresh }).run());
     },
     deleteLive: async (userId, nowSeconds) =>
       db.delete(requests).where(liveFor(userId, nowSeconds)).returning({ userId: requests.userId }).get() !== undefined,

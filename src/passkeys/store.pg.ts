@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
-import { isForeignKeyViolation } from '../db/pg-errors';
+import { writtenUnlessUserGone } from '../db/pg-errors';
 import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
 import { challenges, passkeys, type PasskeyRow } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
@@ -39,15 +39,7 @@ export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyS
         if (deleted.length > 0) await append(tx, events);
         return deleted.length > 0;
       }),
-    async insertChallenge(record: ChallengeRecord) {
-      try {
-        await db.insert(challenges).values(record);
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
-    },
+    insertChallenge: async (record: ChallengeRecord) => writtenUnlessUserGone(db.insert(challenges).values(record)),
     findLiveChallenge: async (id, now) => (await db.select().from(challenges).where(liveChallenge(id, now)))[0],
     // A challenge bound to a user is that user's row: the user is locked first (a login challenge has none).
     consumeChallenge: (id, now, events) =>

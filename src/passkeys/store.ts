@@ -1,6 +1,6 @@
 import { and, asc, count, eq, getTableColumns, gt, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
-import { isForeignKeyViolation, isUniqueViolation } from '../db/constraints';
+import { isForeignKeyViolation, isUniqueViolation, writtenUnlessUserGone } from '../db/constraints';
 import { groupCommit } from '../db/group-commit';
 import { challenges, passkeys, type PasskeyRow } from '../db/schema';
 import type { EventDraft } from '../events/model';
@@ -131,15 +131,7 @@ export function sqlitePasskeyStore(db: Db, append: AppendEvents): PasskeyStore {
         return deleted;
       }),
     insertChallenge: (record) =>
-      commit(() => {
-        try {
-          statements.insertChallenge.run({ ...record });
-          return true;
-        } catch (error) {
-          if (isForeignKeyViolation(error)) return false;
-          throw error;
-        }
-      }),
+      commit(() => writtenUnlessUserGone(() => statements.insertChallenge.run({ ...record }))),
     findLiveChallenge: async (id, now) => statements.findChallenge.get({ id, now }),
     consumeChallenge: (id, now, events) =>
       commit(() => {

@@ -1,6 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
-import { isForeignKeyViolation } from '../db/constraints';
+import { writtenUnlessUserGone } from '../db/constraints';
 import { totpCredentials } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
@@ -35,19 +35,15 @@ export function sqliteTotpStore(db: Db, append: AppendEvents): TotpStore {
     find: async (userId) => db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)).get(),
     async save(record, events) {
       const { userId: _, ...replacement } = record;
-      try {
+      return writtenUnlessUserGone(() =>
         db.transaction((tx) => {
           tx.insert(totpCredentials)
             .values(record)
             .onConflictDoUpdate({ target: totpCredentials.userId, set: { ...replacement, lastUsedStep: keepLaterStepOfSameKey } })
             .run();
           append(tx, events);
-        });
-        return true;
-      } catch (error) {
-        if (isForeignKeyViolation(error)) return false;
-        throw error;
-      }
+        }),
+      );
     },
     async claimStep(userId, step) {
       const claimed = db
