@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLineWriter, formatLine, type LineSink } from '../src/http/log';
+import { AccessLine, createLineWriter, formatLine, hundredths, type LineSink } from '../src/http/log';
 import { cleanEnv, SOURCE_COMMAND, tempDirsOfThisFile } from './support/server-process';
 
 /** A sink that takes writes while `open` and reports backpressure otherwise, like a pipe nobody reads. */
@@ -41,6 +41,31 @@ describe('log lines', () => {
     expect(new Date(parsed.time).toISOString()).toBe(parsed.time);
     expect(line.endsWith('}\n')).toBe(true);
     expect(JSON.parse(formatLine({}))).toEqual({ time: expect.any(String) });
+  });
+
+  test('an access line is written as JSON.stringify writes its fields, odd methods and paths escaped', () => {
+    const cases: [string, string, string, number, number][] = [
+      ['abc-1', 'GET', '/users/abc', 200, 0.07],
+      ['abc-z', 'POST', '/users/"x"\\y\u0001é', 400, 12.5],
+      ['abc-10', 'PROPFIND', '/', 401, 0],
+      ['abc-11', 'G"ET', '/health', 404, 1234.56],
+    ];
+    for (const fields of cases) {
+      const line = formatLine(new AccessLine(...fields));
+      const [request_id, method, path, status, ms] = fields;
+      const { time, ...rest } = JSON.parse(line);
+      expect(new Date(time).toISOString()).toBe(time);
+      expect(line).toBe(`{"time":"${time}",${JSON.stringify({ request_id, method, path, status, ms }).slice(1)}\n`);
+      expect(rest).toEqual({ request_id, method, path, status, ms });
+    }
+  });
+
+  test('hundredths writes the digits JSON writes for every number of hundredths', () => {
+    for (let total = 0; total <= 1_000_000; total++) {
+      const ms = Math.round((total / 100) * 100) / 100;
+      if (hundredths(ms) !== JSON.stringify(ms)) expect(`${total}: ${hundredths(ms)}`).toBe(`${total}: ${JSON.stringify(ms)}`);
+    }
+    expect(hundredths(Math.round(3.14159 * 100) / 100)).toBe('3.14');
   });
 
   test("the lines of one turn leave in one write, after the turn", async () => {

@@ -3,7 +3,7 @@ import type { ErrorCode } from '../errors';
 import { errorResponse } from './responses';
 import { MAX_BODY_BYTES, unexpectedFailure } from './conventions';
 import { withCommonHeaders } from './headers';
-import { failureOf, type Logger } from './log';
+import { AccessLine, failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
 
@@ -106,7 +106,7 @@ export function createRequestHandler(options: {
     if (status >= 500) logFailure(request, requestId);
     observe?.(request.method, template, status, ms / 1000);
     // Only the path: query strings may carry an email_query.
-    log({ request_id: requestId, method: request.method, path, status, ms: Math.round(ms * 100) / 100 });
+    log(new AccessLine(requestId, request.method, path, status, Math.round(ms * 100) / 100));
     return response;
   }
 

@@ -82,8 +82,45 @@ function isoNow(): string {
   return iso;
 }
 
+/**
+ * One request's access line. Every request writes one, so it is formatted by a template rather than
+ * by JSON.stringify of its fields, which took twice as long (docs/benchmarks.md).
+ */
+export class AccessLine {
+  [field: string]: unknown;
+  constructor(
+    /** Made by the handler of letters, digits and '-': written without escaping. */
+    readonly request_id: string,
+    readonly method: string,
+    readonly path: string,
+    readonly status: number,
+    readonly ms: number,
+  ) {}
+}
+
+const QUOTED_METHODS = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((method) => [method, `"${method}"`]));
+
+function formatAccessLine(line: AccessLine): string {
+  const method = QUOTED_METHODS.get(line.method) ?? JSON.stringify(line.method);
+  return `{"time":"${isoNow()}","request_id":"${line.request_id}","method":${method},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${hundredths(line.ms)}}\n`;
+}
+
+/**
+ * `ms` rounded to hundredths, written as JSON writes that number: built from integers, since
+ * JSON.stringify searches for the shortest digits of every fraction (a third of the line's cost).
+ */
+export function hundredths(ms: number): string {
+  const total = Math.round(ms * 100);
+  const fraction = total % 100;
+  const whole = (total - fraction) / 100;
+  if (fraction === 0) return `${whole}`;
+  if (fraction % 10 === 0) return `${whole}.${fraction / 10}`;
+  return `${whole}.${fraction < 10 ? '0' : ''}${fraction}`;
+}
+
 /** `{"time":...,` followed by the fields: no copy of the fields into a new object per line. */
 export function formatLine(fields: Record<string, unknown>): string {
+  if (fields instanceof AccessLine) return formatAccessLine(fields);
   const rest = JSON.stringify(fields);
   return `{"time":"${isoNow()}"${rest === '{}' ? '}' : `,${rest.slice(1)}`}\n`;
 }
