@@ -50,6 +50,7 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   const platform = buildPlatform(config, log, hasher, metrics, shared.limits);
   const services = createServices(stores, platform);
   const app = createApp(services, { docs: config.docs });
+  const handler = createHandler(app, services, { secret, log, docs: config.docs });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -61,7 +62,8 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     development: false,
     // Which, off, also turns SO_REUSEPORT on by default: a second server on a taken port would share it, not fail.
     reusePort: false,
-    fetch: createHandler(app, services, { secret, log, docs: config.docs }),
+    fetch: handler,
+    routes: handler.routes,
     error: escapedFailure(log),
   });
   const clock = platform.clock;
