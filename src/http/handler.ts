@@ -108,7 +108,7 @@ export function createRequestHandler(options: {
       {
         GET(request: RoutedRequest) {
           // Bun sends HEAD here too; it, and an id that is not plain once decoded, go the long way.
-          const id = request.params.id!;
+          const id = request.params.id ?? '';
           if (request.method !== 'GET' || !PLAIN_ID.test(id)) return handle(request);
           const started = performance.now();
           // The path as routed: an id sent with escapes (`%61bc`) is logged decoded (`abc`).
