@@ -1,3 +1,5 @@
+import { STANDARD_METHODS } from './methods';
+
 /** One structured line per event. Callers pass only fields that are safe to keep: never secrets, passwords or codes. */
 export type Logger = (fields: Record<string, unknown>) => void;
 
@@ -98,7 +100,7 @@ export class AccessLine {
   ) {}
 }
 
-const QUOTED_METHODS = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((method) => [method, `"${method}"`]));
+const QUOTED_METHODS = new Map(STANDARD_METHODS.map((method) => [method, `"${method}"`]));
 
 function formatAccessLine(line: AccessLine): string {
   const method = QUOTED_METHODS.get(line.method) ?? JSON.stringify(line.method);

@@ -1,4 +1,5 @@
 import { t } from 'elysia';
+import { STANDARD_METHODS } from '../http/methods';
 
 export const TAG = 'Metrics';
 
@@ -11,7 +12,7 @@ export const MetricsText = t.String({
 export const UNMATCHED_ROUTE = 'unmatched';
 
 /** Any other method is labelled OTHER: a client can send any token as a method, and labels must stay bounded. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const METHODS = new Set(STANDARD_METHODS);
 export const methodLabel = (method: string): string => (METHODS.has(method) ? method : 'OTHER');
 
 /** From 0.5 ms (a read from SQLite) to 5 s (argon2 behind a long queue). */
