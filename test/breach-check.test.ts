@@ -4,7 +4,7 @@ import {
   DEFAULT_PWNED_API_URL,
   isCommonPassword,
   type BreachCheckOptions,
-} from '../src/security/breach-check';
+} from '../src/breach-check/checker';
 import { pwnedHashParts, startFakePwnedServer, type FakePwnedServer } from './support/fake-pwned-server';
 
 const BREACHED = 'correct horse battery staple';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from 'bun:test';
-import { createBreachChecker } from '../src/security/breach-check';
+import { createBreachChecker } from '../src/breach-check/checker';
 import { startFakePwnedServer, type FakePwnedOptions, type FakePwnedServer } from './support/fake-pwned-server';
 import { createHarness } from './support/harness';
 import { killAllServers, startServer } from './support/server-process';

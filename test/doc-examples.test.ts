@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeF
 import { join } from 'node:path';
 import { ERROR_STATUS } from '../src/errors';
 import { EVENT_TYPES } from '../src/events/model';
-import { LIMIT_NAMES } from '../src/security/rate-limit';
+import { LIMIT_NAMES } from '../src/limits/rate-limit';
 import { ensureDebianPackages, reportSkipped } from './support/debian-packages';
 import { freePort } from './support/engine-process';
 import { FIREBASE_EXAMPLE, PASSWORD, VECTORS } from './password-formats.vectors';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { Secret, TOTP } from 'otpauth';
-import { SWEEP_BATCH_SIZE } from '../src/code-requests/service';
+import { SWEEP_BATCH_SIZE } from '../src/sweeps/batch-sweeper';
 import { startEventSweeper, sweepOldEvents } from '../src/events/service';
 import { createHarness, expectError, SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './support/harness';
 import { allowEvents, eventsDuring, expectNoneOf, refuseEvents, storedEvents, summary, tableTexts } from './support/events';

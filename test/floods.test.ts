@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { TokenBucketLimiter } from '../src/security/limiters';
-import { PasswordHasher } from '../src/security/password-hash';
+import { TokenBucketLimiter } from '../src/limits/limiters';
+import { PasswordHasher } from '../src/hashing/password-hash';
 import { createHarness, STRONG_PASSWORD } from './support/harness';
 
 describe('password hashing flood', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { AppError } from '../src/errors';
-import { isCurrentArgon2id } from '../src/security/password-formats';
-import { PasswordHasher } from '../src/security/password-hash';
+import { isCurrentArgon2id } from '../src/hashing/formats';
+import { PasswordHasher } from '../src/hashing/password-hash';
 import { createHarness, expectError, fakeBreachChecker, type Harness } from './support/harness';
 import { updateRows } from './support/rows';
 import { FIREBASE_EXAMPLE, PASSWORD, VECTORS, WRONG_PASSWORD } from './password-formats.vectors';

@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test';
-import { KeyedSerializer } from '../src/security/keyed-serializer';
+import { KeyedSerializer } from '../src/limits/keyed-serializer';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

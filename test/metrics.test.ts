@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
 import { createApp, createHandler } from '../src/app';
 import { createMetricsService } from '../src/metrics/service';
-import { PasswordHasher } from '../src/security/password-hash';
+import { PasswordHasher } from '../src/hashing/password-hash';
 import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
 import { execute } from './support/rows';
 import { parseSamples, sumOf } from './support/prom-text';

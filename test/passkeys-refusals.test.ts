@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import { isSupportedPublicKey } from '../src/security/passkey-fields';
-import { createRateLimits } from '../src/security/rate-limit';
+import { isSupportedPublicKey } from '../src/passkeys/webauthn/fields';
+import { createRateLimits } from '../src/limits/rate-limit';
 import { seedPasskeys } from './fuzz/passkeys-seed';
 import type { CeremonyKnobs } from './support/soft-authenticator';
 import { expectError, type Harness } from './support/harness';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { isCurrentArgon2id, parsePasswordHash, verifyParsedHash } from '../src/security/password-formats';
+import { isCurrentArgon2id, parsePasswordHash, verifyParsedHash } from '../src/hashing/formats';
 import {
   DJANGO_DEFAULT_ARGON2,
   FIREBASE_EXAMPLE,

@@ -1,9 +1,9 @@
 // The §5 limits in Redis keep the rules of the in-process ones (test/rate-limit.test.ts), across instances.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { FailureLockout, SlidingWindowLimiter, TokenBucketLimiter } from '../src/security/limiters';
-import { RedisCreationWindow, RedisFailureLockout, RedisTokenBucket } from '../src/security/rate-limit-redis';
-import { RedisLink } from '../src/security/redis-link';
+import { FailureLockout, SlidingWindowLimiter, TokenBucketLimiter } from '../src/limits/limiters';
+import { RedisCreationWindow, RedisFailureLockout, RedisTokenBucket } from '../src/limits/rate-limit-redis';
+import { RedisLink } from '../src/limits/redis-link';
 import { redisForThisFile } from './support/redis';
 
 const SECOND = 1000;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { FailureLockout, SlidingWindowLimiter, TokenBucketLimiter } from '../src/security/limiters';
-import { createRateLimits } from '../src/security/rate-limit';
-import { addressKey } from '../src/security/address-key';
+import { FailureLockout, SlidingWindowLimiter, TokenBucketLimiter } from '../src/limits/limiters';
+import { createRateLimits } from '../src/limits/rate-limit';
+import { addressKey } from '../src/limits/address-key';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

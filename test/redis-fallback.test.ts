@@ -1,9 +1,9 @@
 // API.md §10: with Redis unreachable, limits fall back to per-process ones (logged); when it returns, they move back.
 import { afterEach, describe, expect, test } from 'bun:test';
-import { createRateLimits, type LimitResult } from '../src/security/rate-limit';
-import { createSharedRateLimits } from '../src/security/rate-limit-shared';
-import { RedisKeyedLock } from '../src/security/redis-keyed-lock';
-import { RedisLink } from '../src/security/redis-link';
+import { createRateLimits, type LimitResult } from '../src/limits/rate-limit';
+import { createSharedRateLimits } from '../src/limits/rate-limit-shared';
+import { RedisKeyedLock } from '../src/limits/redis-keyed-lock';
+import { RedisLink } from '../src/limits/redis-link';
 import { redisForThisFile } from './support/redis';
 
 const redis = await redisForThisFile('Redis outages');

@@ -1,7 +1,7 @@
 // The per-address serialisation of password checks, across instances, through Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { RedisKeyedLock } from '../src/security/redis-keyed-lock';
-import { RedisLink } from '../src/security/redis-link';
+import { RedisKeyedLock } from '../src/limits/redis-keyed-lock';
+import { RedisLink } from '../src/limits/redis-link';
 import { redisForThisFile } from './support/redis';
 
 const redis = await redisForThisFile('keyed lock in Redis');

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { Secret, TOTP } from 'otpauth';
-import { addressKey } from '../src/security/address-key';
+import { addressKey } from '../src/limits/address-key';
 import { allowEvents, eventsDuring, refuseEvents, summary } from './support/events';
 import { createHarness, expectError, STRONG_PASSWORD, type Harness } from './support/harness';
 import { rowOf } from './support/rows';

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { openDatabase, type Db } from '../src/db/client';
-import { startSweeper, sweepExpired as sweepStore, SWEEP_BATCH_SIZE, type SweepOptions } from '../src/code-requests/service';
+import { startSweeper, sweepExpired as sweepStore, type SweepOptions } from '../src/code-requests/service';
+import { SWEEP_BATCH_SIZE } from '../src/sweeps/batch-sweeper';
 import { sqliteCodeRequestStore } from '../src/code-requests/store';
 import { createHarness, type Harness } from './support/harness';
 import { execute, insertRows } from './support/rows';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { isCurrentArgon2id, parsePasswordHash, verifyParsedHash } from '../src/security/password-formats';
+import { isCurrentArgon2id, parsePasswordHash, verifyParsedHash } from '../src/hashing/formats';
 import { describeProblem, isProblem, parseImportLine, toNdjsonLine, type LineProblem, type StagedUser } from '../src/transfer/model';
 import { unguessableRecoveryCodeHash } from '../src/transfer/service';
 import { VECTORS } from './password-formats.vectors';

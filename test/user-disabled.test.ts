@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { Secret, TOTP } from 'otpauth';
-import { addressKey } from '../src/security/address-key';
+import { addressKey } from '../src/limits/address-key';
 import { eventsDuring, summary } from './support/events';
 import { expectError, STRONG_PASSWORD, type Harness } from './support/harness';
 import { authenticationOptions, passkeyHarness, registered, registrationOptions, softAuthenticator } from './support/passkeys';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { type BreachMode, DEFAULT_PWNED_API_URL } from '../security/breach-check';
+import { type BreachMode, DEFAULT_PWNED_API_URL } from '../breach-check/checker';
 import { type FeatureFlags, featureFlags } from './feature-flags';
 import { checkSecret, readPrivateFile } from './secret-rules';
 import { nonEmpty, parseUrl, UsageError } from './values';

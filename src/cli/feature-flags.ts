@@ -1,4 +1,4 @@
-import type { RelyingParty } from '../security/webauthn';
+import type { RelyingParty } from '../passkeys/webauthn/ceremonies';
 import { parseWebhookSecret } from '../security/webhook-signature';
 import { nonEmpty, parseUrl, UsageError } from './values';
 import { parseRelyingParty } from './webauthn';

@@ -2,9 +2,9 @@ import { openDatabase } from '../db/client';
 import { openPostgres } from '../db/pg-client';
 import type { Logger } from '../http/log';
 import { systemClock, type Clock } from '../security/clock';
-import { createRateLimits, type RateLimits } from '../security/rate-limit';
-import { createSharedRateLimits } from '../security/rate-limit-shared';
-import { RedisLink } from '../security/redis-link';
+import { createRateLimits, type RateLimits } from '../limits/rate-limit';
+import { createSharedRateLimits } from '../limits/rate-limit-shared';
+import { RedisLink } from '../limits/redis-link';
 import { postgresStores, sqliteStores, type Stores } from '../stores';
 import type { ServeConfig } from './config';
 

@@ -1,4 +1,4 @@
-import type { RelyingParty } from '../security/webauthn';
+import type { RelyingParty } from '../passkeys/webauthn/ceremonies';
 
 /** The raw values of --webauthn-rp-id, --webauthn-rp-name and every --webauthn-origin (or their variables). */
 export interface WebAuthnFlags {

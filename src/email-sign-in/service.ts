@@ -6,7 +6,7 @@ import { countFailedLogin, guardLogin } from '../passwords/service';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
 import { generateId, generateOneTimeCode } from '../security/random';
-import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
+import { enforce, spendAddressToken, type RateLimits } from '../limits/rate-limit';
 import { isDisabled, rejectDisabled, type UserView } from '../users/model';
 import type { UserStore } from '../users/store';
 import { toSignInRequestView, type CreatedSignInRequestView, type SignInRequestView } from './model';

@@ -4,7 +4,7 @@ import { draft, wrongCodeEvents } from '../events/model';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
 import { generateId, generateOneTimeCode } from '../security/random';
-import { enforce, type RateLimits } from '../security/rate-limit';
+import { enforce, type RateLimits } from '../limits/rate-limit';
 import { toUpdateView, type NewEmailView, type UpdateRequestView } from './model';
 import type { EmailUpdateStore } from './store';
 import { rejectDisabled } from '../users/model';

@@ -3,7 +3,7 @@ import { AppError } from '../errors';
 import { draft, wrongCodeEvents } from '../events/model';
 import { nowSeconds, type Clock } from '../security/clock';
 import { generateOneTimeCode } from '../security/random';
-import { enforce, type RateLimits } from '../security/rate-limit';
+import { enforce, type RateLimits } from '../limits/rate-limit';
 import { toVerificationView, type VerificationView } from './model';
 import type { EmailVerificationStore } from './store';
 import { rejectDisabled } from '../users/model';

@@ -1,4 +1,4 @@
-import { startBatchSweeper, type StoppableSweeper, SWEEP_BATCH_SIZE } from '../code-requests/service';
+import { startBatchSweeper, type StoppableSweeper, SWEEP_BATCH_SIZE } from '../sweeps/batch-sweeper';
 import type { Logger } from '../http/log';
 import { toUnixSeconds, type Clock } from '../security/clock';
 import { type EventQuery, type EventView, toEventView } from './model';

@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
-import { BREACH_ANSWER_SOURCES, type BreachAnswerSource } from '../security/breach-check';
-import type { HashingStats } from '../security/password-hash';
-import { LIMIT_NAMES, type LimitName } from '../security/rate-limit';
+import { BREACH_ANSWER_SOURCES, type BreachAnswerSource } from '../breach-check/checker';
+import type { HashingStats } from '../hashing/password-hash';
+import { LIMIT_NAMES, type LimitName } from '../limits/rate-limit';
 import { DELIVERY_OUTCOMES, type DeliveryOutcome, DURATION_BUCKETS, methodLabel, UNMATCHED_ROUTE } from './model';
 import type { MetricsStore } from './store';
 

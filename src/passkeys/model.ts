@@ -2,7 +2,7 @@ import type { TProperties } from '@sinclair/typebox';
 import { t } from 'elysia';
 import { FormatRegistry } from 'elysia/type-system';
 import { ClientIp, DOCUMENTED_AS, text64, unixSeconds } from '../http/fields';
-import { isPasskeyName } from '../security/passkey-names';
+import { isPasskeyName } from './webauthn/names';
 import type { PasskeyRecord } from './store';
 
 export const TAG = 'Passkeys';

@@ -1,11 +1,11 @@
 import { hashCode, matchesCodeHash, newRequestTimes } from '../code-requests/service';
 import { AppError } from '../errors';
 import { draft } from '../events/model';
-import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { rejectBreached, type BreachChecker } from '../breach-check/checker';
 import { nowSeconds, type Clock } from '../security/clock';
-import type { PasswordHasher } from '../security/password-hash';
+import type { PasswordHasher } from '../hashing/password-hash';
 import { generateId, generateOneTimeCode } from '../security/random';
-import { enforce, spendAddressToken, type RateLimits } from '../security/rate-limit';
+import { enforce, spendAddressToken, type RateLimits } from '../limits/rate-limit';
 import { type CreatedResetRequestView, type ResetRequestView, toResetRequestView } from './model';
 import type { PasswordResetStore, ResetRequestRecord } from './store';
 import { rejectDisabled } from '../users/model';

@@ -1,13 +1,13 @@
 import { AppError } from '../errors';
 import { draft } from '../events/model';
 import type { EventStore } from '../events/store';
-import { addressKey } from '../security/address-key';
-import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { addressKey } from '../limits/address-key';
+import { rejectBreached, type BreachChecker } from '../breach-check/checker';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
-import { isCurrentArgon2id } from '../security/password-formats';
-import { dummyPasswordHash, type PasswordHasher } from '../security/password-hash';
-import type { RateLimits } from '../security/rate-limit';
+import { isCurrentArgon2id } from '../hashing/formats';
+import { dummyPasswordHash, type PasswordHasher } from '../hashing/password-hash';
+import type { RateLimits } from '../limits/rate-limit';
 import { rejectDisabled, type UserView } from '../users/model';
 import type { UserRecord, UserStore } from '../users/store';
 import type { PasswordStore } from './store';

@@ -4,7 +4,7 @@ import type { UserRecord } from '../users/store';
 import { draft, wrongCodeEvents } from '../events/model';
 import type { EventStore } from '../events/store';
 import { nowSeconds, toUnixSeconds, type Clock } from '../security/clock';
-import { enforce, type FailureLockout, type RateLimits } from '../security/rate-limit';
+import { enforce, type FailureLockout, type RateLimits } from '../limits/rate-limit';
 import { encodeTotpKey, matchingStep, parseTotpKey } from '../security/totp';
 import { toTotpCredentialView, type TotpCredentialView } from './model';
 import type { TotpStore } from './store';

@@ -1,10 +1,10 @@
 import { isValidEmail, normalizeEmail } from '../security/email-address';
-import { GENERIC_PASSKEY_NAME, isPasskeyName } from '../security/passkey-names';
-import { parsePasswordHash } from '../security/password-formats';
+import { GENERIC_PASSKEY_NAME, isPasskeyName } from '../passkeys/webauthn/names';
+import { parsePasswordHash } from '../hashing/formats';
 import { parseTotpKey } from '../security/totp';
 import type { PasskeyRecord } from '../passkeys/store';
 import type { UserRecord } from '../users/store';
-import { isCredentialId, isKnownTransport, isSupportedPublicKey, MAX_PASSKEYS_PER_USER, TRANSPORT_NAMES } from '../security/passkey-fields';
+import { isCredentialId, isKnownTransport, isSupportedPublicKey, MAX_PASSKEYS_PER_USER, TRANSPORT_NAMES } from '../passkeys/webauthn/fields';
 
 /** A passkey as export writes it and import reads it: every stored field but its user (API.md §13). */
 export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;

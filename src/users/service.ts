@@ -1,13 +1,13 @@
 import { AppError } from '../errors';
 import { draft } from '../events/model';
 import { newRecoveryCode } from '../recovery-code/service';
-import { rejectBreached, type BreachChecker } from '../security/breach-check';
+import { rejectBreached, type BreachChecker } from '../breach-check/checker';
 import { normalizeEmail } from '../security/email-address';
 import { nowSeconds, type Clock } from '../security/clock';
-import { parsePasswordHash } from '../security/password-formats';
-import type { PasswordHasher } from '../security/password-hash';
+import { parsePasswordHash } from '../hashing/formats';
+import type { PasswordHasher } from '../hashing/password-hash';
 import { generateId } from '../security/random';
-import { clearAddressLimits, clearUserLimits, spendAddressToken, type RateLimits } from '../security/rate-limit';
+import { clearAddressLimits, clearUserLimits, spendAddressToken, type RateLimits } from '../limits/rate-limit';
 import type { EventStore } from '../events/store';
 import { MAX_DISABLE_SECONDS, type CreatedUserView, type ListOptions, type UserView } from './model';
 import type { UserStore } from './store';

@@ -28,7 +28,7 @@ export async function hashingCeiling(concurrency: number, seconds: number): Prom
  * loop was held between two ticks (a slice, about 1 ms; an unsliced loop holds it for the whole check).
  */
 export async function slicedHashLoop(times = 5): Promise<{ checkMs: number; longestGapMs: number }> {
-  const { parsePasswordHash, verifyParsedHash } = await import('../../src/security/password-formats');
+  const { parsePasswordHash, verifyParsedHash } = await import('../../src/hashing/formats');
   const { PASSWORD, SLOW_PHPASS } = await import('../password-formats.vectors');
   const parsed = parsePasswordHash(SLOW_PHPASS)!;
   let last = performance.now();

@@ -1,8 +1,8 @@
 // `bun run test/bench/redis-limit-cost.ts`: what one limit check costs in Redis (EVALSHA round trip),
 // one at a time and 32 in flight on one connection. Numbers in notes/pg-redis-findings.md.
-import { createRateLimits } from '../../src/security/rate-limit';
-import { createSharedRateLimits } from '../../src/security/rate-limit-shared';
-import { RedisLink } from '../../src/security/redis-link';
+import { createRateLimits } from '../../src/limits/rate-limit';
+import { createSharedRateLimits } from '../../src/limits/rate-limit-shared';
+import { RedisLink } from '../../src/limits/redis-link';
 import { reportSkipped } from '../support/debian-packages';
 import { redisAvailability, startRedis } from '../support/redis';
 

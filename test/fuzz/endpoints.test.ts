@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import fc from 'fast-check';
-import { createRateLimits } from '../../src/security/rate-limit';
+import { createRateLimits } from '../../src/limits/rate-limit';
 import { MAX_BODY_DEPTH } from '../../src/http/conventions';
 import { createHarness, SECRET, STRONG_PASSWORD } from '../support/harness';
 import { CLIENT_IPS, contentType, hostilePayload, nearValidPayload, type Payload } from './arbitraries';

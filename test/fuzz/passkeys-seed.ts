@@ -1,6 +1,6 @@
 import { isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers';
-import type { RelyingParty } from '../../src/security/webauthn';
-import { verifyRegistration } from '../../src/security/webauthn';
+import type { RelyingParty } from '../../src/passkeys/webauthn/ceremonies';
+import { verifyRegistration } from '../../src/passkeys/webauthn/ceremonies';
 import { SoftAuthenticator } from '../support/soft-authenticator';
 
 /**

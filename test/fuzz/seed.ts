@@ -1,7 +1,7 @@
 import type { Database } from 'bun:sqlite';
-import { PasswordHasher } from '../../src/security/password-hash';
-import { addressKey } from '../../src/security/address-key';
-import type { RateLimits } from '../../src/security/rate-limit';
+import { PasswordHasher } from '../../src/hashing/password-hash';
+import { addressKey } from '../../src/limits/address-key';
+import type { RateLimits } from '../../src/limits/rate-limit';
 import { sha256Hex } from '../../src/security/digest';
 import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/security/totp';
 import type { PgDb } from '../../src/db/pg-client';

@@ -1,10 +1,10 @@
 import type { Db } from '../../src/db/client';
 import type { PgDb } from '../../src/db/pg-client';
-import type { BreachChecker } from '../../src/security/breach-check';
+import type { BreachChecker } from '../../src/breach-check/checker';
 import type { Clock } from '../../src/security/clock';
-import type { PasswordHasher } from '../../src/security/password-hash';
-import type { RateLimits } from '../../src/security/rate-limit';
-import type { RelyingParty } from '../../src/security/webauthn';
+import type { PasswordHasher } from '../../src/hashing/password-hash';
+import type { RateLimits } from '../../src/limits/rate-limit';
+import type { RelyingParty } from '../../src/passkeys/webauthn/ceremonies';
 import type { DeliveryTimings, WebhookTarget } from '../../src/webhooks/model';
 import { SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './constants';
 import { postgresInstance, sqliteInstance, type Instance, type InstanceSettings } from './instance';

@@ -1,4 +1,4 @@
-import type { RelyingParty } from '../../src/security/webauthn';
+import type { RelyingParty } from '../../src/passkeys/webauthn/ceremonies';
 import { createHarness, type Harness } from './harness';
 import { rowOf, snapshot } from './rows';
 import { SoftAuthenticator, type CeremonyKnobs, type SoftAuthenticatorSettings } from './soft-authenticator';

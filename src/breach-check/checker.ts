@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { BoundedMap } from './bounded-map';
+import { BoundedMap } from '../limits/bounded-map';
 import commonPasswordsText from './common-passwords.txt' with { type: 'text' };
 
 export type BreachMode = 'online' | 'offline' | 'off';

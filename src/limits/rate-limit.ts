@@ -1,6 +1,6 @@
 import { AppError } from '../errors';
 import { addressKey } from './address-key';
-import type { Clock } from './clock';
+import type { Clock } from '../security/clock';
 import { KeyedSerializer } from './keyed-serializer';
 import { FailureLockout as LockoutLimiter, type LimitResult, SlidingWindowLimiter, TokenBucketLimiter } from './limiters';
 

@@ -1,4 +1,4 @@
-import type { Clock } from './clock';
+import type { Clock } from '../security/clock';
 import { assembleLimits, LIMIT_RULES, type CreationWindow, type FailureLockout, type LimitResult, type RateLimits, type TokenBucket } from './rate-limit';
 import { RedisCreationWindow, RedisFailureLockout, RedisTokenBucket } from './rate-limit-redis';
 import { RedisKeyedLock } from './redis-keyed-lock';

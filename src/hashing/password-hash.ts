@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { parsePasswordHash, verifyParsedHash } from './password-formats';
+import { parsePasswordHash, verifyParsedHash } from './formats';
 
 const ARGON2_OPTIONS = { algorithm: 'argon2id', memoryCost: 19456, timeCost: 2 } as const;
 

@@ -2,7 +2,7 @@
 // one Lua script or one command, run atomically by Redis. `now` comes from the injected clock, so
 // the rules are exactly those of rate-limit.ts (and tests with a fake clock work); instances are
 // assumed to keep their clocks in step (NTP), well within a second.
-import type { Clock } from './clock';
+import type { Clock } from '../security/clock';
 import type { CreationWindow, FailureLockout, LimitResult, TokenBucket } from './rate-limit';
 import { RedisScript, type RedisLink } from './redis-link';
 

@@ -1,6 +1,6 @@
 /** The in-process limiters of API.md §5, one process's memory each; rate-limit.ts puts them behind RateLimits. */
 import { BoundedMap } from './bounded-map';
-import type { Clock } from './clock';
+import type { Clock } from '../security/clock';
 
 export type LimitResult = { ok: true } | { ok: false; retryAfterSeconds: number };
 

@@ -9,7 +9,7 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
-import { isCredentialId, isSupportedPublicKey, knownTransports, MAX_CREDENTIAL_ID_BYTES, MAX_PUBLIC_KEY_BYTES, SUPPORTED_ALGORITHMS } from './passkey-fields';
+import { isCredentialId, isSupportedPublicKey, knownTransports, MAX_CREDENTIAL_ID_BYTES, MAX_PUBLIC_KEY_BYTES, SUPPORTED_ALGORITHMS } from './fields';
 
 /**
  * The relying party's side of WebAuthn (API.md §13), every check done by @simplewebauthn/server:
