@@ -50,7 +50,7 @@ export function baseApp(deps: AppDeps) {
       if (code === 'NOT_FOUND') return errorPage(404, 'There is no such page.');
       if (code === 'VALIDATION' || code === 'PARSE') return errorPage(400, 'The request could not be read.');
       // The details (Gatehouse's address among them) go to the log, never to the page.
-      console.error('example app:', error);
+      console.error('example app:', error instanceof Error ? error.message : error);
       return errorPage(503, 'Something went wrong on our side. Please try again in a moment.');
     })
     .derive(async ({ request, server, set }) => {
