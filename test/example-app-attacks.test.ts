@@ -106,7 +106,7 @@ function exampleApp(options: Partial<Parameters<typeof createExampleApp>[0]> = {
 async function listen(instance: ReturnType<typeof createExampleApp>, hostname = 'localhost'): Promise<number> {
   const port = await freePort();
   instance.listen({ port, hostname });
-  started.push({ stop: () => instance.stop() });
+  started.push({ stop: async () => void (await instance.stop()) });
   return port;
 }
 
@@ -167,11 +167,12 @@ describe.skipIf(skip)('the example app under attack', () => {
       expect(await page.locator('#passkey-add').count()).toBe(0);
       // The button is gone; the attacker runs the ceremony by hand in the page.
       const outcome = await page.evaluate(async () => {
-        const csrf = (document.querySelector('meta[name="csrf-token"]') as HTMLMetaElement).content;
+        const browserSide = globalThis as any;
+        const csrf: string = browserSide.document.querySelector('meta[name="csrf-token"]').content;
         const post = (path: string, body: unknown) => fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify(body) });
         const options = await post('/account/passkeys/options', {});
-        if (!options.ok) return `options ${options.status}: ${(await options.json()).error}`;
-        const response = await (window as any).SimpleWebAuthnBrowser.startRegistration({ optionsJSON: await options.json() });
+        if (!options.ok) return `options ${options.status}: ${((await options.json()) as { error: string }).error}`;
+        const response = await browserSide.SimpleWebAuthnBrowser.startRegistration({ optionsJSON: await options.json() });
         const added = await post('/account/passkeys', { response });
         return `added ${added.status}`;
       });
