@@ -15,9 +15,10 @@ export function emailCodeRoutes(app: App, deps: AppDeps) {
         // to an account (a KELVIN SIGN for a K) may be delivered somewhere else.
         const to = await storedAddress(deps, data);
         if (to) deps.mailbox.send(to, 'Your sign-in code', `Your sign-in code is ${data.code}. It expires in 10 minutes.`);
-      } else if (error.code === 'NOT_FOUND' || error.code === 'USER_DISABLED') {
+      } else if (ACCOUNT_ANSWERS.has(error.code)) {
         // The same page, the same session and the same answers to a code as for an address with an
-        // account: the id of a request that does not exist is refused like a wrong code.
+        // account: the id of a request that does not exist is refused like a wrong code. The user's
+        // own limit (3 codes in 15 minutes) would tell an account too, so it is not shown either.
         session.emailSignInRequestId = randomToken();
       } else {
         return codePage(session, messageFor(error));
@@ -43,6 +44,9 @@ ${form('/sign-in/email-code/verify', session.csrf, html`
   <button id="email-code-submit">Sign in</button>`)}
 <p><a href="/sign-in">Back</a></p>`);
 }
+
+/** Answers that only an address with an account (or only one without) can get. */
+const ACCOUNT_ANSWERS = new Set(['NOT_FOUND', 'USER_DISABLED', 'TOO_MANY_REQUESTS']);
 
 /** The answer's `email` (API.md §15), or the user's stored address where the server does not send it yet. */
 async function storedAddress(deps: AppDeps, request: { user_id: string; email?: string | null }): Promise<string | null | undefined> {
