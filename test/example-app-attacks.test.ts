@@ -265,7 +265,7 @@ describe.skipIf(skip)('the example app under attack', () => {
     }
   }, 60_000);
 
-  test('a session ends within a minute of a disable, a password change elsewhere, and at once after a reset in the app', async () => {
+  test('a session ends within a minute of a disable, a password change elsewhere or the address proved by someone else, and at once after a reset in the app', async () => {
     const disabledId = await createUser('later-disabled@example.com', true);
     const held = await signedIn('later-disabled@example.com');
     expect((await admin.disableUser({ id: disabledId })).error).toBeNull();
@@ -278,6 +278,20 @@ describe.skipIf(skip)('the example app under attack', () => {
     expect((await admin.updateUserPassword({ id: changedId, password: PASSWORD, new_password: `${PASSWORD} changed` })).error).toBeNull();
     setSystemTime(new Date(Date.now() + 61_000));
     expect((await stolen.get('/account')).location).toBe('/sign-in');
+    setSystemTime();
+
+    // Pre-account hijacking, the end of it: whoever signed up with the victim's address and waits,
+    // signed in, loses the session once the victim proves the address (here by an emailed code).
+    const waiting = visitor();
+    expect((await waiting.post('/sign-up', '/sign-up', { email: 'waiting@example.com', password: PASSWORD })).status).toBe(200);
+    expect((await waiting.get('/account')).status).toBe(200);
+    const owner0 = visitor();
+    await owner0.post('/sign-in', '/sign-in/email-code', { email: 'waiting@example.com' });
+    const emailed = /code is ([A-Z0-9]+)/.exec(mailbox.list()[0]!.body)![1]!;
+    expect((await owner0.send('POST', '/sign-in/email-code/verify', { code: emailed })).location).toBe('/account');
+    setSystemTime(new Date(Date.now() + 61_000));
+    expect((await waiting.get('/account')).location).toBe('/sign-in');
+    expect((await owner0.get('/account')).status).toBe(200);
     setSystemTime();
 
     await createUser('reset@example.com', true);

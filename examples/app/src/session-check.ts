@@ -28,10 +28,15 @@ export async function readEvents(gatehouse: GatehouseClient, userId: string, aft
   return { cursor, ends };
 }
 
-/** The state a new signed-in session starts from: nothing that happened before it ends it. */
+/**
+ * The state a new signed-in session starts from: nothing that happened before it ends it. A session
+ * begun while the address was unconfirmed may be someone's who signed up with another person's
+ * address (pre-account hijacking): it ends when the address is confirmed, unless it confirmed it.
+ */
 export async function signedInState(gatehouse: GatehouseClient, userId: string): Promise<Partial<Session>> {
+  const user = await gatehouse.getUser({ id: userId });
   const { cursor } = await readEvents(gatehouse, userId);
-  return { userId, eventCursor: cursor, checkedAt: Date.now() };
+  return { userId, eventCursor: cursor, checkedAt: Date.now(), unconfirmed: user.data?.email_verified !== true || undefined };
 }
 
 /** False when the session must end; otherwise moves its cursor on. */
@@ -41,7 +46,7 @@ export async function stillSignedIn(gatehouse: GatehouseClient, session: Session
   const user = await gatehouse.getUser({ id: session.userId });
   if (user.error?.code === 'NOT_FOUND') return false;
   if (user.error) throw new Error(`getUser answered ${user.error.status} ${user.error.code}`);
-  if (user.data.disabled) return false;
+  if (user.data.disabled || (session.unconfirmed && user.data.email_verified)) return false;
   const { cursor, ends } = await readEvents(gatehouse, session.userId, session.eventCursor);
   if (ends) return false;
   session.eventCursor = cursor;
@@ -53,4 +58,5 @@ export async function stillSignedIn(gatehouse: GatehouseClient, session: Session
 export async function acceptOwnChange(gatehouse: GatehouseClient, session: Session): Promise<void> {
   if (!session.userId) return;
   session.eventCursor = (await readEvents(gatehouse, session.userId, session.eventCursor)).cursor;
+  session.unconfirmed = undefined;
 }

@@ -19,6 +19,8 @@ export interface Session {
   /** The id of the newest of the user's Gatehouse events seen, and when they were last read. */
   eventCursor?: number;
   checkedAt?: number;
+  /** Signed in while the user's address was not confirmed (session-check.ts). */
+  unconfirmed?: true;
   /** Password or emailed code accepted, TOTP still to come. */
   pendingUserId?: string;
   emailSignInRequestId?: string;
@@ -68,7 +70,8 @@ export class SessionStore {
     const token = readCookie(cookieHeader, CSRF_COOKIE);
     if (token && TOKEN.test(token)) return { session: { id: '', csrf: token, expiresAt: 0 } };
     const session = { id: '', csrf: randomToken(), expiresAt: 0 };
-    return { session, csrfCookie: this.cookieLine(CSRF_COOKIE, session.csrf, ANONYMOUS_LIFETIME_MS) };
+    // The token costs the server nothing, so it may outlive an anonymous session: a page left open a while still posts.
+    return { session, csrfCookie: this.cookieLine(CSRF_COOKIE, session.csrf, SIGNED_IN_LIFETIME_MS) };
   }
 
   /** Stores a draft that now holds some state; true when it did (send `cookie(session)`). */
