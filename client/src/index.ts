@@ -81,6 +81,7 @@ const BACKOFF_MS = 200;
 const MAX_WAIT_MS = 10_000;
 
 type Operation = (typeof OPERATIONS)[OperationId];
+const UNSAFE_PATH_VALUES = new Set(['', '.', '..']);
 
 export function createGatehouseClient(options: GatehouseClientOptions): GatehouseClient {
   const base = new URL(options.url);
@@ -128,7 +129,11 @@ function buildRequest(base: URL, operation: Operation, input: Record<string, unk
   const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     const value = input[name];
     if (value === undefined || value === null) throw new TypeError(`${operation.method} ${operation.path}: ${name} is required`);
-    return encodeURIComponent(String(value));
+    const text = String(value);
+    // '' would drop the segment and '.' or '..' would be resolved away by URL: DELETE
+    // /users/{id}/passkeys/.. is DELETE /users/{id}, another operation on another resource.
+    if (UNSAFE_PATH_VALUES.has(text)) throw new TypeError(`${operation.method} ${operation.path}: ${name} must not be empty, '.' or '..'`);
+    return encodeURIComponent(text);
   });
   const url = new URL(base.pathname.replace(/\/$/, '') + path, base);
   for (const name of operation.query) {

@@ -4,7 +4,18 @@ import { type App, type AppDeps, field, redirect, takeNotice } from './context';
 import { form, html, page, trusted } from './html';
 import { messageFor } from './messages';
 import type { Session } from './session';
+import { acceptOwnChange } from './session-check';
 import { sendVerificationEmail } from './sign-up';
+
+/**
+ * Anyone can sign up with somebody else's address; until the address is confirmed the account may
+ * belong to someone who is waiting for its owner (pre-account hijacking), so nothing that signs in
+ * (a passkey, an authenticator app) can be added to it.
+ */
+export async function addressConfirmed(deps: AppDeps, userId: string): Promise<boolean> {
+  const user = await deps.gatehouse.getUser({ id: userId });
+  return user.data?.email_verified === true;
+}
 
 /** Pages for a signed-in person: the account, email confirmation, TOTP enrolment. */
 export function accountRoutes(app: App, deps: AppDeps) {
@@ -17,9 +28,10 @@ export function accountRoutes(app: App, deps: AppDeps) {
       return page({ title: 'Your account', csrf: session.csrf, signedIn: true, notice: takeNotice(session), scripts: ['/assets/webauthn.js', '/assets/passkeys.js'] }, html`
 <dl>
   <dt>Email</dt><dd id="account-email">${user.data.email ?? '(none)'} ${user.data.email_verified ? html`<span id="email-verified">(confirmed)</span>` : html`(not confirmed: <a href="/verify-email">confirm it</a>)`}</dd>
-  <dt>Authenticator app</dt><dd id="totp-state">${user.data.registered_totp ? 'on' : html`off: <a href="/account/totp">set it up</a>`}</dd>
+  <dt>Authenticator app</dt><dd id="totp-state">${user.data.registered_totp ? 'on' : user.data.email_verified ? html`off: <a href="/account/totp">set it up</a>` : 'off'}</dd>
   <dt>Passkeys</dt><dd><ul id="passkeys">${keys.map((key) => html`<li>${key.name}</li>`)}</ul>
-    <button id="passkey-add" type="button">Add a passkey</button> <span class="error" id="passkey-error" role="alert" hidden></span></dd>
+    ${user.data.email_verified ? html`<button id="passkey-add" type="button">Add a passkey</button>` : html`<span id="confirm-first">Confirm your email address to add a passkey or an authenticator app.</span>`}
+    <span class="error" id="passkey-error" role="alert" hidden></span></dd>
 </dl>`);
     })
     .get('/verify-email', ({ session }) => (session.userId ? verifyEmailPage(session) : redirect('/sign-in')))
@@ -27,6 +39,8 @@ export function accountRoutes(app: App, deps: AppDeps) {
       if (!session.userId) return redirect('/sign-in');
       const { error } = await deps.gatehouse.verifyEmail({ id: session.userId, code: field(body, 'code').toUpperCase() });
       if (error) return verifyEmailPage(session, messageFor(error));
+      // This session confirmed the address: it stays signed in; any other ends (session-check.ts).
+      await acceptOwnChange(deps.gatehouse, session);
       session.notice = 'Your email address is confirmed.';
       return redirect('/account');
     })
@@ -40,6 +54,7 @@ export function accountRoutes(app: App, deps: AppDeps) {
       if (!session.userId) return redirect('/sign-in');
       const user = await deps.gatehouse.getUser({ id: session.userId });
       if (user.error) return signedOut(deps, session);
+      if (!user.data.email_verified) return verifyEmailPage(session, messageFor({ code: 'CONFIRM_EMAIL_FIRST' }));
       // A new key each time the page is shown; it is stored only once a code from it checks out.
       const secret = new Secret({ size: 20 });
       session.pendingTotpKey = Buffer.from(secret.bytes).toString('base64');
@@ -49,6 +64,7 @@ export function accountRoutes(app: App, deps: AppDeps) {
       if (!session.userId) return redirect('/sign-in');
       const key = session.pendingTotpKey;
       if (!key) return redirect('/account/totp');
+      if (!(await addressConfirmed(deps, session.userId))) return verifyEmailPage(session, messageFor({ code: 'CONFIRM_EMAIL_FIRST' }));
       const { error } = await deps.gatehouse.registerTotp({ id: session.userId, key, code: field(body, 'code') });
       if (error) {
         const user = await deps.gatehouse.getUser({ id: session.userId });

@@ -1,21 +1,25 @@
 import { type App, type AppDeps, field, redirect } from './context';
 import { form, html, page } from './html';
-import { messageFor } from './messages';
-import type { Session } from './session';
+import { codeMessage, messageFor } from './messages';
+import { randomToken, type Session } from './session';
 import { finishFirstFactor } from './sign-in';
 
 /** Sign-in with a code sent by email (Gatehouse's email sign-in requests). */
 export function emailCodeRoutes(app: App, deps: AppDeps) {
   return app
     .post('/sign-in/email-code', async ({ body, session, clientIp }) => {
-      const email = field(body, 'email');
-      const { data, error } = await deps.gatehouse.createEmailSignInRequest({ email, client_ip: clientIp });
+      const { data, error } = await deps.gatehouse.createEmailSignInRequest({ email: field(body, 'email'), client_ip: clientIp });
       if (data) {
         session.emailSignInRequestId = data.id;
-        deps.mailbox.send(email, 'Your sign-in code', `Your sign-in code is ${data.code}. It expires in 10 minutes.`);
-      } else if (error.code === 'NOT_FOUND') {
-        // The same page as for a known address: the form must not tell who has an account.
-        session.emailSignInRequestId = undefined;
+        // To the address Gatehouse stored, never the one typed: a look-alike that Gatehouse matches
+        // to an account (a KELVIN SIGN for a K) may be delivered somewhere else.
+        const to = await storedAddress(deps, data);
+        if (to) deps.mailbox.send(to, 'Your sign-in code', `Your sign-in code is ${data.code}. It expires in 10 minutes.`);
+      } else if (ACCOUNT_ANSWERS.has(error.code)) {
+        // The same page, the same session and the same answers to a code as for an address with an
+        // account: the id of a request that does not exist is refused like a wrong code. The user's
+        // own limit (3 codes in 15 minutes) would tell an account too, so it is not shown either.
+        session.emailSignInRequestId = randomToken();
       } else {
         return codePage(session, messageFor(error));
       }
@@ -24,9 +28,9 @@ export function emailCodeRoutes(app: App, deps: AppDeps) {
     .get('/sign-in/email-code', ({ session }) => codePage(session))
     .post('/sign-in/email-code/verify', async ({ body, session, clientIp, set }) => {
       const requestId = session.emailSignInRequestId;
-      if (!requestId) return codePage(session, messageFor({ code: 'INVALID_REQUEST' }));
+      if (!requestId) return codePage(session, codeMessage({ code: 'INVALID_REQUEST' }));
       const { data, error } = await deps.gatehouse.authenticateWithEmailCode({ request_id: requestId, code: field(body, 'code').toUpperCase(), client_ip: clientIp });
-      if (error) return codePage(session, messageFor(error));
+      if (error) return codePage(session, codeMessage(error));
       session.emailSignInRequestId = undefined;
       return finishFirstFactor(deps, session, set, data);
     });
@@ -39,4 +43,13 @@ ${form('/sign-in/email-code/verify', session.csrf, html`
   <label>Code <input name="code" autocomplete="one-time-code" required></label>
   <button id="email-code-submit">Sign in</button>`)}
 <p><a href="/sign-in">Back</a></p>`);
+}
+
+/** Answers that only an address with an account (or only one without) can get. */
+const ACCOUNT_ANSWERS = new Set(['NOT_FOUND', 'USER_DISABLED', 'TOO_MANY_REQUESTS']);
+
+/** The answer's `email` (API.md §15), or the user's stored address where the server does not send it yet. */
+async function storedAddress(deps: AppDeps, request: { user_id: string; email?: string | null }): Promise<string | null | undefined> {
+  if (typeof request.email === 'string') return request.email;
+  return (await deps.gatehouse.getUser({ id: request.user_id })).data?.email;
 }

@@ -34,7 +34,7 @@ export interface PageOptions {
   scripts?: string[];
 }
 
-export function page(options: PageOptions, body: Html): Response {
+export function page(options: PageOptions, body: Html, status = 200): Response {
   const document = html`<!doctype html>
 <html lang="en">
 <head>
@@ -50,8 +50,7 @@ ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
   <a href="/">Example app</a>
   <nav>${options.signedIn
     ? html`<a href="/account">Account</a> ${form('/sign-out', options.csrf, html`<button>Sign out</button>`, 'inline')}`
-    : html`<a href="/sign-in">Sign in</a> <a href="/sign-up">Sign up</a>`}
-    <a href="/mailbox">Mailbox (dev)</a></nav>
+    : html`<a href="/sign-in">Sign in</a> <a href="/sign-up">Sign up</a>`}</nav>
 </header>
 <main>
 <h1>${options.title}</h1>
@@ -61,8 +60,12 @@ ${body}
 </main>
 </body>
 </html>`;
-  return new Response(document.text, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+  return new Response(document.text, { status, headers: { 'content-type': 'text/html; charset=utf-8' } });
 }
+
+/** A page for an answer that went wrong: what the person can do, never why (that goes to the log). */
+export const errorPage = (status: number, message: string) =>
+  page({ title: status === 404 ? 'Not found' : 'Sorry', csrf: '', signedIn: false, error: message }, html`<p><a href="/">Back to the start</a></p>`, status);
 
 /** A POST form carrying the session's CSRF token. */
 export function form(action: string, csrf: string, fields: Html, className = ''): Html {

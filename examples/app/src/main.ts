@@ -18,7 +18,10 @@ const app = createExampleApp({
   mailbox: new Mailbox(),
   sessions: new SessionStore(origin.protocol === 'https:'),
   issuer: process.env.APP_NAME ?? 'Example app',
-  clientIpHeader: process.env.CLIENT_IP_HEADER,
+  clientIpHeader: process.env.CLIENT_IP_HEADER || undefined,
+  trustedProxies: (process.env.TRUSTED_PROXIES ?? '').split(',').map((address) => address.trim()).filter(Boolean),
+  // Shows every code sent: for development on this machine only, never in production.
+  devMailbox: process.env.DEV_MAILBOX === '1',
 });
 app.listen({ port: Number(process.env.PORT ?? origin.port ?? 3000), hostname: process.env.HOST ?? '127.0.0.1' });
 console.log(`example app on ${origin.origin} (listening on ${app.server?.hostname}:${app.server?.port})`);

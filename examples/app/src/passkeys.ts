@@ -1,4 +1,5 @@
 import { type App, type AppDeps } from './context';
+import { addressConfirmed } from './account';
 import { messageFor } from './messages';
 import { signIn } from './sign-in';
 
@@ -13,6 +14,7 @@ export function passkeyRoutes(app: App, deps: AppDeps) {
   return app
     .post('/account/passkeys/options', async ({ session }) => {
       if (!session.userId) return failed({ code: 'NOT_ALLOWED' });
+      if (!(await addressConfirmed(deps, session.userId))) return failed({ code: 'CONFIRM_EMAIL_FIRST' });
       const { data, error } = await deps.gatehouse.createPasskeyRegistrationOptions({ id: session.userId, user_verification: 'required' });
       if (error) return failed(error);
       session.passkeyChallengeId = data.challenge_id;
@@ -22,6 +24,7 @@ export function passkeyRoutes(app: App, deps: AppDeps) {
       const challengeId = session.passkeyChallengeId;
       if (!session.userId || !challengeId) return failed({ code: 'INVALID_REQUEST' });
       session.passkeyChallengeId = undefined;
+      if (!(await addressConfirmed(deps, session.userId))) return failed({ code: 'CONFIRM_EMAIL_FIRST' });
       const { error } = await deps.gatehouse.registerPasskey({ id: session.userId, challenge_id: challengeId, response: responseOf(body) as never });
       if (error) return failed(error);
       session.notice = 'Your passkey is added.';
@@ -40,7 +43,7 @@ export function passkeyRoutes(app: App, deps: AppDeps) {
       const { data, error } = await deps.gatehouse.authenticateWithPasskey({ challenge_id: challengeId, response: responseOf(body) as never, client_ip: clientIp });
       if (error) return failed(error);
       // A passkey with user verification is two factors in one: no TOTP step after it.
-      signIn(deps, session, set, data.id, 'You are signed in with your passkey.');
+      await signIn(deps, session, set, data.id, 'You are signed in with your passkey.');
       return Response.json({ redirect: '/account' });
     });
 }

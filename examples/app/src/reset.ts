@@ -1,39 +1,45 @@
-import { type App, type AppDeps, field, rawField, redirect } from './context';
+import { addCookie, type App, type AppDeps, field, rawField, redirect } from './context';
 import { form, html, page } from './html';
-import { messageFor } from './messages';
-import type { Session } from './session';
+import { codeMessage, messageFor } from './messages';
+import { randomToken, type Session } from './session';
 
 /** Forgotten password: a code by email, then a new password. */
 export function resetRoutes(app: App, deps: AppDeps) {
   return app
     .get('/reset', ({ session }) => askPage(session))
     .post('/reset', async ({ body, session, clientIp }) => {
-      const email = field(body, 'email');
-      const { data: found, error: lookupError } = await deps.gatehouse.listUsers({ email });
+      const { data: found, error: lookupError } = await deps.gatehouse.listUsers({ email: field(body, 'email') });
       if (lookupError) return askPage(session, messageFor(lookupError));
-      session.resetRequestId = undefined;
       const user = found[0];
-      if (user) {
-        const { data, error } = await deps.gatehouse.createPasswordResetRequest({ id: user.id, client_ip: clientIp });
-        if (error) return askPage(session, messageFor(error));
-        session.resetRequestId = data.id;
-        deps.mailbox.send(email, 'Reset your password', `Your password reset code is ${data.code}. It expires in 10 minutes.`);
+      // Whatever happens next, the session holds a request id and the page is the same: an
+      // unknown address, a disabled account or one over its limit are not told apart from the rest.
+      session.resetRequestId = randomToken();
+      session.resetUserId = undefined;
+      if (user?.email) {
+        const { data } = await deps.gatehouse.createPasswordResetRequest({ id: user.id, client_ip: clientIp });
+        if (data) {
+          session.resetRequestId = data.id;
+          session.resetUserId = user.id;
+          // To the address Gatehouse stored, never the one typed (a look-alike may be matched to it).
+          deps.mailbox.send(user.email, 'Reset your password', `Your password reset code is ${data.code}. It expires in 10 minutes.`);
+        }
       }
-      // The same page whether or not the address has an account.
       return redirect('/reset/code');
     })
     .get('/reset/code', ({ session }) => codePage(session))
     .post('/reset/code', async ({ body, session, clientIp, set }) => {
       const requestId = session.resetRequestId;
-      if (!requestId) return codePage(session, messageFor({ code: 'INVALID_REQUEST' }));
+      if (!requestId) return codePage(session, codeMessage({ code: 'INVALID_REQUEST' }));
       const code = field(body, 'code').toUpperCase();
       const checked = await deps.gatehouse.verifyPasswordResetEmail({ id: requestId, code, client_ip: clientIp });
-      if (checked.error) return codePage(session, checked.error.code === 'NOT_FOUND' ? messageFor({ code: 'INVALID_REQUEST' }) : messageFor(checked.error));
+      if (checked.error) return codePage(session, codeMessage(checked.error));
       const { error } = await deps.gatehouse.resetPassword({ request_id: requestId, password: rawField(body, 'password'), client_ip: clientIp });
       if (error) return codePage(session, messageFor(error));
-      // Whoever held this browser's session before signs in again, with the new password.
+      // Every session of the user ends now (others would anyway within a minute, session-check.ts),
+      // and whoever held this browser's session before signs in again, with the new password.
+      if (session.resetUserId) deps.sessions.destroyUser(session.resetUserId);
       const next = deps.sessions.rotate(session, { notice: 'Your password was changed. Please sign in.' });
-      set.headers['set-cookie'] = deps.sessions.cookie(next);
+      addCookie(set, deps.sessions.cookie(next));
       return redirect('/sign-in');
     });
 }

@@ -1,7 +1,8 @@
-import { type App, type AppDeps, field, rawField, redirect, takeNotice } from './context';
+import { addCookie, type App, type AppDeps, field, rawField, redirect, takeNotice } from './context';
 import { form, html, page } from './html';
 import { messageFor } from './messages';
 import type { Session } from './session';
+import { signedInState } from './session-check';
 
 interface SignedInUser {
   id: string;
@@ -12,18 +13,19 @@ interface SignedInUser {
  * After a password or an emailed code: a user with TOTP must still give a code; either way the
  * session gets a new id, since its privilege changes.
  */
-export function finishFirstFactor(deps: AppDeps, session: Session, set: { headers: Record<string, unknown> }, user: SignedInUser): Response {
+export async function finishFirstFactor(deps: AppDeps, session: Session, set: { headers: Record<string, unknown> }, user: SignedInUser): Promise<Response> {
   if (user.registered_totp) {
     const next = deps.sessions.rotate(session, { pendingUserId: user.id });
-    set.headers['set-cookie'] = deps.sessions.cookie(next);
+    addCookie(set, deps.sessions.cookie(next));
     return redirect('/sign-in/second-factor');
   }
   return signIn(deps, session, set, user.id, 'You are signed in.');
 }
 
-export function signIn(deps: AppDeps, session: Session, set: { headers: Record<string, unknown> }, userId: string, notice: string): Response {
-  const next = deps.sessions.rotate(session, { userId, notice });
-  set.headers['set-cookie'] = deps.sessions.cookie(next);
+/** A new signed-in session that ends with the next credential change (session-check.ts). */
+export async function signIn(deps: AppDeps, session: Session, set: { headers: Record<string, unknown> }, userId: string, notice: string): Promise<Response> {
+  const next = deps.sessions.rotate(session, { ...(await signedInState(deps.gatehouse, userId)), notice });
+  addCookie(set, deps.sessions.cookie(next));
   return redirect('/account');
 }
 
@@ -80,7 +82,7 @@ export function signInRoutes(app: App, deps: AppDeps) {
     })
     .post('/sign-out', ({ session, set }) => {
       deps.sessions.destroy(session);
-      set.headers['set-cookie'] = deps.sessions.clearedCookie();
+      addCookie(set, deps.sessions.clearedCookie());
       return redirect('/');
     });
 }

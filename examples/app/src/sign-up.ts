@@ -1,7 +1,8 @@
-import { type App, type AppDeps, field, rawField } from './context';
+import { addCookie, type App, type AppDeps, field, rawField } from './context';
 import { form, html, page } from './html';
 import { messageFor } from './messages';
 import type { Session } from './session';
+import { signedInState } from './session-check';
 
 export function signUpRoutes(app: App, deps: AppDeps) {
   return app
@@ -10,9 +11,11 @@ export function signUpRoutes(app: App, deps: AppDeps) {
       const email = field(body, 'email');
       const { data: user, error } = await deps.gatehouse.createUser({ email, password: rawField(body, 'password'), client_ip: clientIp });
       if (error) return signUpPage(session, messageFor(error), email);
-      const next = deps.sessions.rotate(session, { userId: user.id });
-      set.headers['set-cookie'] = deps.sessions.cookie(next);
-      await sendVerificationEmail(deps, user.id, email);
+      // Signed in, but until the address is confirmed nothing can be added to the account (account.ts).
+      const next = deps.sessions.rotate(session, await signedInState(deps.gatehouse, user.id));
+      addCookie(set, deps.sessions.cookie(next));
+      // To the address as Gatehouse stored it, never as typed.
+      if (user.email) await sendVerificationEmail(deps, user.id, user.email);
       // Gatehouse shows the recovery code once, in this answer: the person must see it now.
       return page({ title: 'Welcome', csrf: next.csrf, signedIn: true }, html`
 <p>Your account is ready. We have emailed you a code to confirm your address.</p>
