@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable(
@@ -17,6 +18,9 @@ export const users = sqliteTable(
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),
     index('users_created_at_id').on(table.createdAt, table.id),
+    // The users awaiting password migration (API.md §19), counted at every /metrics scrape; the
+    // literal is AWAITING_MIGRATION of src/password-migration/model.ts (test/password-migration.test.ts checks).
+    index('users_awaiting_password_migration').on(table.id).where(sql`password_hash = '!awaiting-password-migration'`),
   ],
 );
 
