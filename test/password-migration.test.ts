@@ -155,7 +155,7 @@ describe('no usable answer: 503 UNAVAILABLE, nothing counted, still awaiting', (
     expect(events).toEqual([]);
     expect(await hookCalls(h, outcome)).toBe(6);
     expect(await storedHash(h, user.id)).toBe(AWAITING_MIGRATION);
-    expect(h.logs.filter((line) => line.outcome === outcome)).toHaveLength(1); // once a minute
+    expect(h.logs.filter((line) => line.outcome === outcome)).toHaveLength(h.instances.length); // once a minute, per process
     // The address was not blocked: the right password still signs in.
     expect((await signIn(h, user.email, user.password, ip)).status).toBe(200);
   });
