@@ -66,6 +66,7 @@ describe('export → import → export', () => {
   test('an awaiting user goes out as it came in, byte for byte; once migrated, with its argon2id hash', async () => {
     const started = await hook();
     const h = createHarness({ startMs: Date.now(), passwordMigration: { target: started.target } });
+    await h.ready;
     const lines = [
       '{"id":"legacy-1","email":"moving@example.com","email_verified":true,"password_hash":null,"migrate_password":true}',
       `{"id":"legacy-2","email":"staying@example.com","password_hash":${JSON.stringify(BCRYPT)}}`,
@@ -79,6 +80,7 @@ describe('export → import → export', () => {
     expect(Object.keys(hashed)).not.toContain('migrate_password');
 
     const again = createHarness({ startMs: Date.now(), passwordMigration: { target: started.target } });
+    await again.ready;
     expect((await importText(again, first)).result).toBe('imported');
     expect(await exportText(again)).toBe(first);
 
