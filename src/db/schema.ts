@@ -18,8 +18,7 @@ export const users = sqliteTable(
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),
     index('users_created_at_id').on(table.createdAt, table.id),
-    // The users awaiting password migration (API.md §19), counted at every /metrics scrape; the
-    // literal is AWAITING_MIGRATION of src/password-migration/model.ts (test/password-migration.test.ts checks).
+    // Users awaiting password migration (API.md §19), counted per /metrics scrape; the literal is password-migration/model.ts's AWAITING_MIGRATION.
     index('users_awaiting_password_migration').on(table.id).where(sql`password_hash = '!awaiting-password-migration'`),
   ],
 );
