@@ -129,8 +129,11 @@ describe.skipIf(skip)('the shell examples of the README and docs/ run as written
   }
 });
 
-/** The guides that turn another system's export into lines: run on small exports in that system's layout. */
-describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, on sample exports', () => {
+/**
+ * The guides that turn another system's export into lines, run on small exports in that system's
+ * layout; and the move without hashes, its hook asking a stand-in for Auth0.
+ */
+describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, and the move without hashes, on sample input', () => {
   const guide = (heading: string) => {
     const text = readFileSync(join(REPO_ROOT, 'docs/migrating.md'), 'utf8');
     const from = text.indexOf(`## ${heading}`);
@@ -277,7 +280,7 @@ describe('which examples are checked', () => {
     for (const block of all.filter((b) => b.notChecked !== null)) expect(block.notChecked!.length).toBeGreaterThan(10);
   });
 
-  test('the blocks checked on sample exports are the Firebase and Auth0 guides', () => {
+  test('the blocks checked on sample input are the Firebase and Auth0 guides and the move without hashes', () => {
     const kind = (code: string) => (code.includes('.users[]') ? 'firebase' : code.includes('migrate_password') ? 'no hashes' : code.includes('auth0|') ? 'auth0' : '?');
     expect(all.filter((b) => b.onSamples).map((b) => [b.page, kind(b.code)])).toEqual([
       ['docs/migrating.md', 'no hashes'],
