@@ -78,4 +78,17 @@ describe.skipIf(processes.skip)('two server processes: password migration', () =
       expect(text).toContain(`gatehouse_users_awaiting_password_migration ${left}\n`);
     }
   });
+
+  test("no process's output, no event and no metric holds a password it was sent", async () => {
+    const passwords = [...emails.map(passwordOf), 'not it'];
+    const outputs = pair().servers.map((server) => `${JSON.stringify(server.lines)}\n${server.stderr()}`);
+    const metrics = await Promise.all(pair().servers.map(async (server) => (await server.request('GET', '/metrics')).text()));
+    const events = JSON.stringify(await pair().sql`select * from events`);
+    for (const password of passwords) {
+      expect({ password, found: [...outputs, ...metrics, events].some((text) => text.includes(password)) }).toEqual({ password, found: false });
+    }
+    // The hook's origin is logged at start-up, never its path.
+    expect(outputs[0]).toContain(`asking the password migration hook at ${new URL(hook.url).origin}`);
+    expect(outputs[0]).not.toContain('/hooks/password');
+  });
 });
