@@ -17,6 +17,7 @@ import { metricsRoutes } from './metrics/routes';
 import type { MetricsService } from './metrics/service';
 import { passkeysRoutes } from './passkeys/routes';
 import { createPasskeysService } from './passkeys/service';
+import { createPasswordMigration, type PasswordMigration } from './password-migration/service';
 import { passwordResetRoutes } from './password-reset/routes';
 import { createPasswordResetService } from './password-reset/service';
 import { passwordsRoutes } from './passwords/routes';
@@ -47,6 +48,8 @@ export interface Platform {
   relyingParty?: RelyingParty | null;
   /** Null with --no-metrics. */
   metrics: MetricsService | null;
+  /** API.md §19's hook (`--password-migration-url`); absent: none, so awaiting users cannot sign in. */
+  passwordMigration?: PasswordMigration;
 }
 
 export function createServices(stores: Stores, given: Platform) {
@@ -56,7 +59,12 @@ export function createServices(stores: Stores, given: Platform) {
   return {
     status: createStatusService({ store: stores.status }),
     users: createUsersService({ ...platform, store: stores.users }),
-    passwords: createPasswordsService({ ...platform, store: stores.passwords, users: stores.users }),
+    passwords: createPasswordsService({
+      ...platform,
+      store: stores.passwords,
+      users: stores.users,
+      migration: given.passwordMigration ?? createPasswordMigration({ target: null, clock: given.clock, log: given.log }),
+    }),
     emailVerification: createEmailVerificationService({ ...platform, store: stores.emailVerification }),
     emailUpdate: createEmailUpdateService({ ...platform, store: stores.emailUpdate, users: stores.users }),
     emailSignIn: createEmailSignInService({ ...platform, store: stores.emailSignIn, users: stores.users }),

@@ -21,7 +21,7 @@ import { cleanEnv, REPO_ROOT, startServer, tempDirsOfThisFile } from './support/
  * is offline (GATEHOUSE_PWNED_CHECK; there is no network here).
  */
 const PAGES = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
-const CLONE_ENTRIES = ['package.json', 'bin', 'src', 'node_modules', 'drizzle', 'bunfig.toml', 'tsconfig.json'];
+const CLONE_ENTRIES = ['package.json', 'bin', 'src', 'node_modules', 'drizzle', 'bunfig.toml', 'tsconfig.json', 'examples'];
 const tempDir = tempDirsOfThisFile();
 
 interface Block {
@@ -129,8 +129,11 @@ describe.skipIf(skip)('the shell examples of the README and docs/ run as written
   }
 });
 
-/** The guides that turn another system's export into lines: run on small exports in that system's layout. */
-describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, on sample exports', () => {
+/**
+ * The guides that turn another system's export into lines, run on small exports in that system's
+ * layout; and the move without hashes, its hook asking a stand-in for Auth0.
+ */
+describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, and the move without hashes, on sample input', () => {
   const guide = (heading: string) => {
     const text = readFileSync(join(REPO_ROOT, 'docs/migrating.md'), 'utf8');
     const from = text.indexOf(`## ${heading}`);
@@ -175,6 +178,43 @@ describe.skipIf(skip)('the "Moving from" guides for Firebase and Auth0, on sampl
     });
     expect({ exitCode: result.exitCode, output: result.exitCode === 0 ? '' : result.output }).toEqual({ exitCode: 0, output: '' });
     expect(result.leftRunning).toEqual([]);
+  }, 120_000);
+
+  // Its Auth0 hook (examples/password-migration-hook.ts) against a stand-in for Auth0's token endpoint.
+  test('No hashes to export: import without a hash, sign in through the hook, watch the gauge, remove the hook: the password stays', async () => {
+    const client = { id: 'gatehouse-migration', secret: 'stand-in client secret' };
+    const password = 'the password Mary had at Auth0';
+    const asked: string[] = [];
+    const auth0 = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        const body = (await request.json()) as Record<string, string>;
+        asked.push(body.username!);
+        const grant = body.grant_type === 'http://auth0.com/oauth/grant-type/password-realm' && body.realm === 'Username-Password-Authentication';
+        if (!grant || body.client_id !== client.id || body.client_secret !== client.secret) return Response.json({ error: 'unauthorized_client' }, { status: 401 });
+        if (body.username === 'mary@example.com' && body.password === password) return Response.json({ access_token: 'x', id_token: 'y', token_type: 'Bearer' });
+        return Response.json({ error: 'invalid_grant', error_description: 'Wrong email or password.' }, { status: 403 });
+      },
+    });
+    try {
+      const result = await runSession('docs/migrating.md (no hashes)', [guide('No hashes to export')], {
+        env: { AUTH0_TOKEN_URL: `http://127.0.0.1:${auth0.port}/oauth/token`, AUTH0_CLIENT_ID: client.id, AUTH0_CLIENT_SECRET: client.secret },
+        after: [
+          'until curl -so /dev/null localhost:4000/health; do sleep 0.2; done',
+          // Without the hook, the password Gatehouse took over still signs in.
+          login('mary@example.com', password),
+          `curl -s -H "Authorization: $(cat gatehouse_data/secret)" localhost:4000/metrics | grep -qx 'gatehouse_users_awaiting_password_migration 0'`,
+          `! grep -q "${password}" gatehouse.log hook.log`,
+          'kill $!',
+        ].join('\n'),
+      });
+      expect({ exitCode: result.exitCode, output: result.exitCode === 0 ? '' : result.output }).toEqual({ exitCode: 0, output: '' });
+      expect(result.leftRunning).toEqual([]);
+      expect(asked).toEqual(['mary@example.com']);
+    } finally {
+      auth0.stop(true);
+    }
   }, 120_000);
 });
 
@@ -240,8 +280,10 @@ describe('which examples are checked', () => {
     for (const block of all.filter((b) => b.notChecked !== null)) expect(block.notChecked!.length).toBeGreaterThan(10);
   });
 
-  test('the blocks checked on sample exports are the Firebase and Auth0 guides', () => {
-    expect(all.filter((b) => b.onSamples).map((b) => [b.page, b.code.includes('.users[]') ? 'firebase' : b.code.includes('auth0|') ? 'auth0' : '?'])).toEqual([
+  test('the blocks checked on sample input are the Firebase and Auth0 guides and the move without hashes', () => {
+    const kind = (code: string) => (code.includes('.users[]') ? 'firebase' : code.includes('migrate_password') ? 'no hashes' : code.includes('auth0|') ? 'auth0' : '?');
+    expect(all.filter((b) => b.onSamples).map((b) => [b.page, kind(b.code)])).toEqual([
+      ['docs/migrating.md', 'no hashes'],
       ['docs/migrating.md', 'firebase'],
       ['docs/migrating.md', 'auth0'],
     ]);

@@ -104,7 +104,7 @@ describe('GET /metrics', () => {
 describe('request duration histogram', () => {
   test('cumulative buckets, sum and count per method and route, over every status', async () => {
     const metrics = createMetricsService({
-      store: { usersTotal: async () => 0, webhookDeliveries: async () => ({ pending: 0, failed: 0 }) },
+      store: { usersTotal: async () => 0, webhookDeliveries: async () => ({ pending: 0, failed: 0 }), usersAwaitingMigration: async () => 0 },
       hashing: { inFlight: 0, queued: 0, refusals: 0 },
     });
     for (const [status, seconds] of [[200, 0.0001], [200, 0.002], [404, 0.3], [500, 10]] as const) metrics.observeRequest('GET', '/users/:id', status, seconds);

@@ -30,6 +30,8 @@ const HTTP_SUITES = [
   'test/events.test.ts',
   'test/webhooks.test.ts',
   'test/imported-hashes.test.ts',
+  'test/password-migration.test.ts',
+  'test/password-migration-transfer.test.ts',
   'test/transfer-round-trip.test.ts',
   'test/client.test.ts',
   // Harness suites about the HTTP surface as a whole: limits, sweeps, metrics, headers, hostile input.

@@ -40,6 +40,9 @@ export const VALUE_FLAGS = {
   'database-url-file': 'GATEHOUSE_DATABASE_URL_FILE',
   'redis-url-file': 'GATEHOUSE_REDIS_URL_FILE',
   'webhook-secret-file': 'GATEHOUSE_WEBHOOK_SECRET_FILE',
+  'password-migration-url': 'GATEHOUSE_PASSWORD_MIGRATION_URL',
+  'password-migration-secret': 'GATEHOUSE_PASSWORD_MIGRATION_SECRET',
+  'password-migration-secret-file': 'GATEHOUSE_PASSWORD_MIGRATION_SECRET_FILE',
   'events-retention-days': 'GATEHOUSE_EVENTS_RETENTION_DAYS',
   'webauthn-rp-id': 'GATEHOUSE_WEBAUTHN_RP_ID',
   'webauthn-rp-name': 'GATEHOUSE_WEBAUTHN_RP_NAME',
@@ -65,8 +68,8 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
   const origins = flags['webauthn-origin'] ?? (env.GATEHOUSE_WEBAUTHN_ORIGINS === undefined ? undefined : splitOrigins(env.GATEHOUSE_WEBAUTHN_ORIGINS));
   if (origins !== undefined) values['webauthn-origin'] = origins;
   const secret = sourceOf(flags, values, 'secret');
-  // The URLs carry passwords and the webhook secret signs: each may come from a file kept out of `ps`.
-  for (const name of ['database-url', 'redis-url', 'webhook-secret'] as const) {
+  // The URLs carry passwords and the secrets sign: each may come from a file kept out of `ps`.
+  for (const name of ['database-url', 'redis-url', 'webhook-secret', 'password-migration-secret'] as const) {
     const source = sourceOf(flags, values, name);
     if (source.kind === 'none') continue;
     values[name] = source.kind === 'file' ? readPrivateFile(nonEmpty(`${name}-file`, source.value)) : source.value;
@@ -108,7 +111,7 @@ function parseFlags(args: string[]): ParsedFlags {
   }
 }
 
-type FromFile = 'secret' | 'database-url' | 'redis-url' | 'webhook-secret';
+type FromFile = 'secret' | 'database-url' | 'redis-url' | 'webhook-secret' | 'password-migration-secret';
 
 /**
  * A credential comes as a value or as a file (`--<name>-file`, read under the secret file's rules),

@@ -32,6 +32,9 @@ export const SERVE_FLAGS: FlagHelp[] = [
   { flag: '--webhook-url URL', variable: 'GATEHOUSE_WEBHOOK_URL', meaning: 'send every event there, signed (needs --webhook-secret)' },
   { flag: '--webhook-secret S', variable: 'GATEHOUSE_WEBHOOK_SECRET', meaning: 'whsec_ and the base64 of 24 to 64 random bytes' },
   { flag: '--webhook-secret-file F', variable: 'GATEHOUSE_WEBHOOK_SECRET_FILE', meaning: 'read the webhook secret from file F (mode 0600) instead' },
+  { flag: '--password-migration-url URL', variable: 'GATEHOUSE_PASSWORD_MIGRATION_URL', meaning: 'ask this hook for passwords of users imported without a hash (https, or http to loopback)' },
+  { flag: '--password-migration-secret S', variable: 'GATEHOUSE_PASSWORD_MIGRATION_SECRET', meaning: "signs the hook's requests: whsec_ and the base64 of 24 to 64 random bytes" },
+  { flag: '--password-migration-secret-file F', variable: 'GATEHOUSE_PASSWORD_MIGRATION_SECRET_FILE', meaning: 'read the hook secret from file F (mode 0600) instead' },
   { flag: '--events-retention-days N', variable: 'GATEHOUSE_EVENTS_RETENTION_DAYS', defaultValue: '90', meaning: 'events older than this are swept (1 to 36500)' },
 ];
 
@@ -39,7 +42,9 @@ function flagLines(flags: FlagHelp[]): string {
   return flags
     .map(({ flag, variable, defaultValue, meaning }) => {
       const details = [variable, defaultValue === undefined ? undefined : `default ${defaultValue}`].filter(Boolean).join(', ');
-      return `  ${flag.padEnd(27)}${meaning}${details === '' ? '' : `\n  ${''.padEnd(27)}(${details})`}`;
+      // A flag too long for the column pushes its meaning along.
+      const head = flag.length < 27 ? flag.padEnd(27) : `${flag}  `;
+      return `  ${head}${meaning}${details === '' ? '' : `\n  ${''.padEnd(27)}(${details})`}`;
     })
     .join('\n');
 }
@@ -48,6 +53,7 @@ const COMMANDS = `  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./ga
                   [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
                   [--database-url postgres://... --redis-url redis://...]
                   [--no-metrics] [--webhook-url URL --webhook-secret whsec_...] [--events-retention-days 90]
+                  [--password-migration-url URL --password-migration-secret whsec_...]
                   [--webauthn-rp-id ID [--webauthn-rp-name NAME] [--webauthn-origin URL ...]]
   gatehouse import FILE|- [--dir D | --database-url URL] [--on-conflict fail|skip]
   gatehouse export [FILE|-] [--dir D | --database-url URL]

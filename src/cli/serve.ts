@@ -5,6 +5,7 @@ import { escapedFailure } from '../http/conventions';
 import { type Logger, stdoutLogger } from '../http/log';
 import { createMetricsService, type MetricsService } from '../metrics/service';
 import { createBreachChecker } from '../breach-check/checker';
+import { createPasswordMigration } from '../password-migration/service';
 import { systemClock } from '../security/clock';
 import { PasswordHasher } from '../hashing/password-hash';
 import type { RateLimits } from '../limits/rate-limit';
@@ -32,6 +33,7 @@ function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher,
     log,
     metrics,
     relyingParty: config.relyingParty,
+    passwordMigration: createPasswordMigration({ target: config.passwordMigration, clock, log, onOutcome: metrics?.countMigrationHookCall }),
   };
 }
 
@@ -80,6 +82,9 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     });
     // The origin only: a path or query may carry a token of the receiver's.
     log({ level: 'info', message: `sending events to the webhook at ${new URL(config.webhook.url).origin}` });
+  }
+  if (config.passwordMigration !== null) {
+    log({ level: 'info', message: `asking the password migration hook at ${new URL(config.passwordMigration.url).origin}` });
   }
   log({ level: 'info', message: `listening on ${server.url.href.replace(/\/$/, '')}`, port: server.port, storage: storage.kind });
   const stop = async () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable(
@@ -17,6 +18,8 @@ export const users = sqliteTable(
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),
     index('users_created_at_id').on(table.createdAt, table.id),
+    // Users awaiting password migration (API.md §19), counted per /metrics scrape; the literal is password-migration/model.ts's AWAITING_MIGRATION.
+    index('users_awaiting_password_migration').on(table.id).where(sql`password_hash = '!awaiting-password-migration'`),
   ],
 );
 

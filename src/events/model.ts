@@ -4,14 +4,14 @@ import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 
 export const TAG = 'Events';
 
-/** Every event type of API.md §12, §13 and §14. */
-/** Every event type of API.md §12, §13 and §15. */
+/** Every event type of API.md §12 to §15 and §19. */
 export const EVENT_TYPES = [
   'user.created',
   'user.deleted',
   'user.imported',
   'password.updated',
   'password.rehashed',
+  'password.migrated',
   'password.reset',
   'password.incorrect',
   'address.blocked',

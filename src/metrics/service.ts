@@ -2,6 +2,7 @@ import { Counter, Gauge, type Metric, Registry } from 'prom-client';
 import { BREACH_ANSWER_SOURCES, type BreachAnswerSource } from '../breach-check/checker';
 import type { HashingStats } from '../hashing/password-hash';
 import { LIMIT_NAMES, type LimitName } from '../limits/rate-limit';
+import { HOOK_OUTCOMES, type HookOutcome } from '../password-migration/model';
 import { DELIVERY_OUTCOMES, type DeliveryOutcome, DURATION_BUCKETS, methodLabel, UNMATCHED_ROUTE } from './model';
 import type { MetricsStore } from './store';
 
@@ -82,10 +83,20 @@ export function createMetricsService({ store, hashing }: { store: MetricsStore; 
     labelNames: ['outcome'] as const,
     registers,
   });
+  const hookCalls = new Counter({
+    name: 'gatehouse_password_migration_hook_calls_total',
+    help: 'Calls of the password migration hook by this process, by outcome: match, no_match, or why it gave no usable answer',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  new Gauge({ name: 'gatehouse_users_awaiting_password_migration', help: 'Users imported without a password hash whose password is not taken over yet', registers, async collect() {
+    this.set(await store.usersAwaitingMigration());
+  } });
   // Every bounded label value exists from the start, at zero, so rates and alerts need no special case.
   for (const limit of Object.values(LIMIT_NAMES)) limitRefusals.inc({ limit }, 0);
   for (const source of BREACH_ANSWER_SOURCES) breachAnswers.inc({ source }, 0);
   for (const outcome of DELIVERY_OUTCOMES) attempts.inc({ outcome }, 0);
+  for (const outcome of HOOK_OUTCOMES) hookCalls.inc({ outcome }, 0);
 
   // route → method → status: bounded, since routes are templates and methods and statuses are few.
   const series = new Map<string, Map<string, Map<number, RequestSeries>>>();
@@ -120,6 +131,7 @@ export function createMetricsService({ store, hashing }: { store: MetricsStore; 
     countLimitRefusal: (limit: LimitName) => limitRefusals.inc({ limit }),
     countBreachAnswer: (source: BreachAnswerSource) => breachAnswers.inc({ source }),
     countDeliveryAttempt: (outcome: DeliveryOutcome) => attempts.inc({ outcome }),
+    countMigrationHookCall: (outcome: HookOutcome) => hookCalls.inc({ outcome }),
     render: (): Promise<string> => registry.metrics(),
   };
 }

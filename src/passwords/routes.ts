@@ -8,6 +8,11 @@ import type { FindUser } from '../users/service';
 import { AuthenticateBody, TAG, UpdatePasswordBody, VerifyPasswordBody } from './model';
 import type { PasswordsService } from './service';
 
+/** What every password check says of users imported without a hash (API.md §19). */
+const MIGRATION =
+  "For a user imported without a password hash, the password migration hook judges the password (after the rate limits); a match is stored and the check succeeds. " +
+  'UNAVAILABLE when the hook gives no usable answer (timeout, another status, a body that is not {"match": true|false}); nothing is counted then.';
+
 export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser) {
   const authenticate = new Elysia().post(
     '/authenticate/password',
@@ -19,8 +24,9 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
         tag: TAG,
         description:
           'Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip. ' +
-          'A disabled user answers USER_DISABLED only for the correct password, after the same work.',
-        errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'INCORRECT_PASSWORD', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+          'A disabled user answers USER_DISABLED only for the correct password, after the same work. ' +
+          MIGRATION,
+        errors: ['INVALID_DATA', 'TOO_MANY_REQUESTS', 'NOT_FOUND', 'INCORRECT_PASSWORD', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY', 'UNAVAILABLE'],
         ok: User,
       }),
     },
@@ -41,8 +47,9 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
           tag: TAG,
           description:
             'After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes. ' +
-            'A disabled user answers USER_DISABLED only for the correct password, after the same work.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_PASSWORD', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+            'A disabled user answers USER_DISABLED only for the correct password, after the same work. ' +
+            MIGRATION,
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'TOO_MANY_REQUESTS', 'INCORRECT_PASSWORD', 'USER_DISABLED', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY', 'UNAVAILABLE'],
         }),
       },
     )
@@ -61,8 +68,10 @@ export function passwordsRoutes(passwords: PasswordsService, findUser: FindUser)
         ...documented({
           operationId: 'updateUserPassword', summary: "Update a user's password",
           tag: TAG,
-          description: 'A wrong current password answers INCORRECT_PASSWORD and counts toward the login block. A disabled user is refused (USER_DISABLED) before any check.',
-          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY'],
+          description:
+            'A wrong current password answers INCORRECT_PASSWORD and counts toward the login block. A disabled user is refused (USER_DISABLED) before any check. ' +
+            MIGRATION,
+          errors: ['NOT_FOUND', 'INVALID_DATA', 'USER_DISABLED', 'TOO_MANY_REQUESTS', 'WEAK_PASSWORD', 'INCORRECT_PASSWORD', 'PAYLOAD_TOO_LARGE', 'SERVER_BUSY', 'UNAVAILABLE'],
         }),
       },
     );

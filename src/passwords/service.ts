@@ -1,8 +1,10 @@
 import { AppError } from '../errors';
 import { draft } from '../events/model';
 import type { EventStore } from '../events/store';
-import { addressKey } from '../limits/address-key';
 import { rejectBreached, type BreachChecker } from '../breach-check/checker';
+import { addressKey } from '../limits/address-key';
+import { AWAITING_MIGRATION, isAwaitingMigration } from '../password-migration/model';
+import type { PasswordMigration } from '../password-migration/service';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
 import { isCurrentArgon2id } from '../hashing/formats';
@@ -20,6 +22,8 @@ export interface PasswordsDeps {
   limits: RateLimits;
   events: EventStore;
   clock: Clock;
+  /** API.md §19: how the password of a user imported without a hash is taken over. */
+  migration: PasswordMigration;
 }
 
 /**
@@ -49,7 +53,7 @@ export async function countFailedLogin(limits: RateLimits, clientIp: string | nu
 }
 
 /** The one home of password checking: the address's limits, the login block, the hash comparison. */
-export function createPasswordsService({ store, users, hasher, breach, limits, events, clock }: PasswordsDeps) {
+export function createPasswordsService({ store, users, hasher, breach, limits, events, clock, migration }: PasswordsDeps) {
   const guarded = <T>(clientIp: string | null, check: () => Promise<T>): Promise<T> => guardLogin(limits, clientIp, check);
 
   /** `userId` is null for an unknown email: the attempt is still an event, with no user. */
@@ -79,8 +83,29 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
     await store.replaceHash(user.id, user.passwordHash, fresh, [draft('password.rehashed', nowSeconds(clock), user.id)]);
   };
 
+  /**
+   * API.md §19: the old system judges the password of a user awaiting migration, after the limits
+   * were spent. Its match is hashed first, then stored by one statement that applies only while the
+   * user still awaits, so of parallel correct sign-ins one stores its hash and writes the event, and
+   * all succeed. A hook without a usable answer refuses with nothing counted.
+   */
+  const takeOver = async (user: UserRecord, password: string, clientIp: string | null) => {
+    const verdict = await migration.check({ id: user.id, email: user.email }, password);
+    if (verdict === 'unavailable') throw new AppError('UNAVAILABLE');
+    if (verdict !== 'match') {
+      await countIncorrect(user.id, clientIp);
+      throw new AppError('INCORRECT_PASSWORD');
+    }
+    const fresh = await hasher.hash(password);
+    await store.replaceHash(user.id, AWAITING_MIGRATION, fresh, [draft('password.migrated', nowSeconds(clock), user.id, clientIp)]);
+    const current = await users.find(user.id);
+    if (current === undefined) throw new AppError('NOT_FOUND');
+    rejectDisabled(current, nowSeconds(clock));
+  };
+
   /** Every endpoint that checks a password comes through here, so each one rehashes a correct one. */
   const checkPassword = async (user: UserRecord, password: string, clientIp: string | null) => {
+    if (isAwaitingMigration(user.passwordHash)) return takeOver(user, password, clientIp);
     if (await hasher.verify(password, user.passwordHash)) {
       // Only a correct password learns of USER_DISABLED (API.md §14), read fresh after the slow verify,
       // so a disable answered meanwhile is seen; nothing is rehashed for a disabled user.

@@ -1,3 +1,4 @@
+import { importedPassword, passwordFields } from '../password-migration/model';
 import { isValidEmail, normalizeEmail } from '../security/email-address';
 import { GENERIC_PASSKEY_NAME, isPasskeyName } from '../passkeys/webauthn/names';
 import { parsePasswordHash } from '../hashing/formats';
@@ -40,7 +41,7 @@ const passkeyJson = (p: TransferPasskey): string =>
 export function toNdjsonLine(user: TransferUser): string {
   return (
     `{"id":${json(user.id)},"created_at":${user.createdAt},"email":${json(user.email)},"email_verified":${user.emailVerified},"disabled":${user.disabled},"disabled_until":${json(user.disabledUntil)},` +
-    `"password_hash":${json(user.passwordHash)},"recovery_code_hash":${json(user.recoveryCodeHash)},` +
+    `${passwordFields(user.passwordHash)},"recovery_code_hash":${json(user.recoveryCodeHash)},` +
     `"totp_key":${json(user.totpKey)},"totp_last_step":${json(user.totpLastStep)},"passkeys":[${user.passkeys.map(passkeyJson).join(',')}]}`
   );
 }
@@ -159,8 +160,8 @@ function readUser(record: Record<string, unknown>, line: number, defaults: LineD
   const createdAt = integerField(record, 'created_at', MAX_CREATED_AT);
   if (present(email) && (typeof email !== 'string' || !isValidEmail(email))) throw new Invalid('email', 'INVALID_DATA, not a valid email address');
   if (present(emailVerified) && typeof emailVerified !== 'boolean') throw new Invalid('email_verified', 'must be true or false');
-  const passwordHash = hashField(record, 'password_hash');
-  if (passwordHash === null) throw new Invalid('password_hash', 'required');
+  const passwordHash = importedPassword(record, () => hashField(record, 'password_hash'));
+  if (typeof passwordHash !== 'string') throw new Invalid(passwordHash.field, passwordHash.detail);
   const recoveryCodeHash = hashField(record, 'recovery_code_hash');
   if (present(totpKey) && parseTotpKey(totpKey) === undefined) {
     throw new Invalid('totp_key', 'must be standard padded base64 of 20 bytes, or null');

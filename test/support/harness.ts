@@ -6,6 +6,7 @@ import type { PasswordHasher } from '../../src/hashing/password-hash';
 import type { RateLimits } from '../../src/limits/rate-limit';
 import type { RelyingParty } from '../../src/passkeys/webauthn/ceremonies';
 import type { DeliveryTimings, WebhookTarget } from '../../src/webhooks/model';
+import type { MigrationHookTarget } from '../../src/password-migration/model';
 import { SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './constants';
 import { postgresInstance, sqliteInstance, type Instance, type InstanceSettings } from './instance';
 import { INSTANCES, SETUP, sharedEngines, trackTenant } from './setups';
@@ -38,6 +39,8 @@ export interface HarnessOptions {
   webhook?: WebhookTarget & { timings?: DeliveryTimings };
   /** Turns the passkey endpoints on (API.md §13). */
   relyingParty?: RelyingParty;
+  /** The password migration hook (API.md §19); `timeoutMs` only where a test cannot wait the real 5 s. */
+  passwordMigration?: { target: MigrationHookTarget; timeoutMs?: number };
 }
 
 /** The database of a harness, for tests that look at stored rows (test/support/rows.ts). */
@@ -63,6 +66,7 @@ export function createHarness(options: HarnessOptions = {}) {
     metrics: options.metrics !== false,
     webhook: options.webhook,
     relyingParty: options.relyingParty ?? null,
+    passwordMigration: options.passwordMigration,
   };
   const instances: Instance[] = [];
   let backend: Backend | undefined;

@@ -4,6 +4,8 @@ import { openPostgres, type PgDb } from '../../src/db/pg-client';
 import type { Logger } from '../../src/http/log';
 import { createMetricsService } from '../../src/metrics/service';
 import type { BreachChecker } from '../../src/breach-check/checker';
+import type { MigrationHookTarget } from '../../src/password-migration/model';
+import { createPasswordMigration } from '../../src/password-migration/service';
 import type { Clock } from '../../src/security/clock';
 import { PasswordHasher } from '../../src/hashing/password-hash';
 import { createRateLimits, type RateLimits } from '../../src/limits/rate-limit';
@@ -25,6 +27,8 @@ export interface InstanceSettings {
   metrics: boolean;
   webhook?: WebhookTarget & { timings?: DeliveryTimings };
   relyingParty: RelyingParty | null;
+  /** The password migration hook (API.md §19); absent: none configured. */
+  passwordMigration?: { target: MigrationHookTarget; timeoutMs?: number };
 }
 
 /** One Gatehouse as `gatehouse serve` builds it, minus the listening socket. */
@@ -47,7 +51,15 @@ function build(settings: InstanceSettings, stores: (onOutboxWrite: () => void) =
   const instance = { limits } as Instance;
   // Services keep the limits object they were given; tests swap what it delegates to.
   const swappable = new Proxy({} as RateLimits, { get: (_, name) => instance.limits[name as keyof RateLimits] });
-  const platform: Platform = { clock: settings.clock, breach: settings.breach, limits: swappable, hasher, log: settings.log, relyingParty: settings.relyingParty, metrics };
+  const migration = settings.passwordMigration;
+  const passwordMigration = createPasswordMigration({
+    target: migration?.target ?? null,
+    timeoutMs: migration?.timeoutMs,
+    clock: settings.clock,
+    log: settings.log,
+    onOutcome: metrics?.countMigrationHookCall,
+  });
+  const platform: Platform = { clock: settings.clock, breach: settings.breach, limits: swappable, hasher, log: settings.log, relyingParty: settings.relyingParty, metrics, passwordMigration };
   const services = createServices(built, platform);
   const app = createApp(services);
   if (settings.webhook !== undefined) {

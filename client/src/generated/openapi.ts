@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Authenticate with email and password
-         * @description Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip. A disabled user answers USER_DISABLED only for the correct password, after the same work.
+         * @description Unknown email answers NOT_FOUND after the same work as a wrong password. Failures count toward the login block of client_ip. A disabled user answers USER_DISABLED only for the correct password, after the same work. For a user imported without a password hash, the password migration hook judges the password (after the rate limits); a match is stored and the check succeeds. UNAVAILABLE when the hook gives no usable answer (timeout, another status, a body that is not {"match": true|false}); nothing is counted then.
          */
         post: operations["authenticateWithPassword"];
         delete?: never;
@@ -193,7 +193,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a user's password
-         * @description After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes. A disabled user answers USER_DISABLED only for the correct password, after the same work.
+         * @description After 5 incorrect passwords from one client_ip within 15 minutes, that address is blocked for 15 minutes. A disabled user answers USER_DISABLED only for the correct password, after the same work. For a user imported without a password hash, the password migration hook judges the password (after the rate limits); a match is stored and the check succeeds. UNAVAILABLE when the hook gives no usable answer (timeout, another status, a body that is not {"match": true|false}); nothing is counted then.
          */
         post: operations["verifyUserPassword"];
         delete?: never;
@@ -213,7 +213,7 @@ export interface paths {
         put?: never;
         /**
          * Update a user's password
-         * @description A wrong current password answers INCORRECT_PASSWORD and counts toward the login block. A disabled user is refused (USER_DISABLED) before any check.
+         * @description A wrong current password answers INCORRECT_PASSWORD and counts toward the login block. A disabled user is refused (USER_DISABLED) before any check. For a user imported without a password hash, the password migration hook judges the password (after the rate limits); a match is stored and the check succeeds. UNAVAILABLE when the hook gives no usable answer (timeout, another status, a body that is not {"match": true|false}); nothing is counted then.
          */
         post: operations["updateUserPassword"];
         delete?: never;
@@ -718,7 +718,7 @@ export interface paths {
         };
         /**
          * List security events
-         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect.
+         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.migrated, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1745,15 +1745,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVER_BUSY */
+            /** @description SERVER_BUSY, UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @constant */
-                        error: "SERVER_BUSY";
+                        /** @enum {string} */
+                        error: "SERVER_BUSY" | "UNAVAILABLE";
                     };
                 };
             };
@@ -1852,15 +1852,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVER_BUSY */
+            /** @description SERVER_BUSY, UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @constant */
-                        error: "SERVER_BUSY";
+                        /** @enum {string} */
+                        error: "SERVER_BUSY" | "UNAVAILABLE";
                     };
                 };
             };
@@ -1964,15 +1964,15 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVER_BUSY */
+            /** @description SERVER_BUSY, UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        /** @constant */
-                        error: "SERVER_BUSY";
+                        /** @enum {string} */
+                        error: "SERVER_BUSY" | "UNAVAILABLE";
                     };
                 };
             };
@@ -5361,7 +5361,7 @@ export interface operations {
         parameters: {
             query?: {
                 user_id?: string;
-                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
+                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
                 after?: number;
                 limit?: number;
             };
@@ -5389,7 +5389,7 @@ export interface operations {
                          */
                         time: number;
                         /** @enum {string} */
-                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
+                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
                         /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
                         user_id: string | null;
                         /**
