@@ -48,7 +48,7 @@ describe.skipIf(processes.skip)(`two server processes: account states and email 
     }
   }, SCENARIO_MS);
 
-  test('parallel enables of one disabled user, and parallel disables of an enabled one: every answer 200, one event each', async () => {
+  test('parallel disables of an enabled user, then parallel enables: every answer 200, a user.disabled event per disable and one user.enabled', async () => {
     for (let round = 0; round < REPEATS; round++) {
       const user = await seedUser();
       const disables = await pair().parallel(PARALLEL, () => ({ method: 'POST', path: `/users/${user.id}/disable`, body: {} }));

@@ -2,8 +2,9 @@ import { SQL } from 'bun';
 import { afterAll, beforeAll, expect } from 'bun:test';
 import { SECRET } from './constants';
 import { reportSkipped } from './debian-packages';
-import { postgresAvailability, startPostgres, type PostgresServer } from './postgres';
-import { redisAvailability, startRedis, type RedisServer } from './redis';
+import { postgresAvailability } from './postgres';
+import { redisAvailability } from './redis';
+import { startEngines } from './setups';
 import { makeTempDir, removeDir, startServer, type ServerProcess } from './server-process';
 
 /**
@@ -61,7 +62,7 @@ export interface TwoProcessOptions {
 }
 
 export async function startTwoProcesses(options: TwoProcessOptions = {}): Promise<TwoProcesses> {
-  const [pg, redis]: [PostgresServer, RedisServer] = await Promise.all([startPostgres(), startRedis()]);
+  const { pg, redis } = await startEngines();
   const dirs = [makeTempDir(), makeTempDir()];
   const servers: ServerProcess[] = [];
   let sql: SQL | undefined;
