@@ -20,6 +20,9 @@ import { postgresAvailability } from './support/postgres';
 import { redisAvailability } from './support/redis';
 import type { Setup } from './support/setups';
 
+/** Per test, as test/support/preload.ts sets it: argon2id hashing and real server processes are slow. */
+const TEST_TIMEOUT_MS = 30_000;
+
 interface Tally {
   pass: number;
   fail: number;
@@ -47,7 +50,8 @@ function testsPerFile(output: string): Map<string, number> {
 /** Runs `bun test` with the set-up, passing its output through, and reads bun's summary. */
 async function runBunTest(setup: Setup, files: string[], extra: string[], env: Record<string, string> = {}): Promise<Tally & { exitCode: number; perFile: Map<string, number> }> {
   console.log(`\n=== ${setup}: bun test ${files.length === 0 ? '(every file)' : `${files.length} HTTP suites`}`);
-  const proc = Bun.spawn([process.execPath, 'test', ...files, ...extra], {
+  // --timeout: the preload's setDefaultTimeout reaches only the first file bun runs (bun 1.4.5).
+  const proc = Bun.spawn([process.execPath, 'test', '--timeout', String(TEST_TIMEOUT_MS), ...files, ...extra], {
     env: { ...process.env, ...env, GATEHOUSE_TEST_SETUP: setup },
     stdout: 'pipe',
     stderr: 'pipe',
