@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, spyOn, test } from 'bun:test';
 import { Secret, TOTP } from 'otpauth';
 import { createGatehouseClient, GatehouseRequestError, OPERATIONS, type GatehouseClient, type OperationId } from '../client/src/index';
 import { SECRET, STRONG_PASSWORD } from './support/harness';
@@ -40,13 +40,18 @@ const totpCode = (key: string, ms: number) => TOTP.generate({ secret: new Secret
 const KEY = Buffer.alloc(20, 7).toString('base64');
 
 describe('every operation through @gatehouse/client', () => {
-  let userId = '';
+  let users = 0;
+  /** A user of the test's own, so that no test depends on what another did. */
+  const newUser = async () => {
+    const created = await ok(gatehouse.createUser({ password: STRONG_PASSWORD, email: `user${++users}@example.com` }));
+    return { id: created.id, email: created.email! };
+  };
 
   test('service, users and passwords', async () => {
     expect((await ok(gatehouse.getServiceInfo())).name).toBe('gatehouse');
     expect(await ok(gatehouse.getHealth())).toEqual({ status: 'ok' });
     const created = await ok(gatehouse.createUser({ password: STRONG_PASSWORD, email: 'Ada@Example.com', client_ip: '203.0.113.7' }));
-    userId = created.id;
+    const userId = created.id;
     expect(created.recovery_code).toHaveLength(16);
     expect(created.email).toBe('ada@example.com');
     expect((await ok(gatehouse.listUsers({ email_query: 'ada', per_page: 10, sort_order: 'descending' }))).map((u) => u.id)).toEqual([userId]);
@@ -59,15 +64,17 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test('disabling and enabling, and finding a user by its address', async () => {
+    const { id: userId, email } = await newUser();
     const until = Math.floor(h.now() / 1000) + 3600;
     expect(await ok(gatehouse.disableUser({ id: userId, until }))).toMatchObject({ id: userId, disabled: true, disabled_until: until });
-    const refused = await gatehouse.authenticateWithPassword({ email: 'ada@example.com', password: `${STRONG_PASSWORD}!` });
+    const refused = await gatehouse.authenticateWithPassword({ email, password: STRONG_PASSWORD });
     expect(refused.error).toEqual({ status: 400, code: 'USER_DISABLED' });
     expect(await ok(gatehouse.enableUser({ id: userId }))).toMatchObject({ id: userId, disabled: false, disabled_until: null });
-    expect((await ok(gatehouse.listUsers({ email: 'ADA@example.com' }))).map((u) => u.id)).toEqual([userId]);
+    expect((await ok(gatehouse.listUsers({ email: email.toUpperCase() }))).map((u) => u.id)).toEqual([userId]);
   });
 
   test('email verification and email update', async () => {
+    const { id: userId } = await newUser();
     const request = await ok(gatehouse.createEmailVerificationRequest({ id: userId }));
     expect((await ok(gatehouse.getEmailVerificationRequest({ id: userId }))).expires_at).toBe(request.expires_at);
     expect(await ok(gatehouse.verifyEmail({ id: userId, code: request.code.toLowerCase() }))).toBeNull();
@@ -87,6 +94,7 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test('TOTP and the recovery code', async () => {
+    const { id: userId } = await newUser();
     const credential = await ok(gatehouse.registerTotp({ id: userId, key: KEY, code: totpCode(KEY, h.now()) }));
     expect(credential.key).toBe(KEY);
     expect((await ok(gatehouse.getTotpCredential({ id: userId }))).user_id).toBe(userId);
@@ -99,6 +107,7 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test('password reset', async () => {
+    const { id: userId } = await newUser();
     const request = await ok(gatehouse.createPasswordResetRequest({ id: userId, client_ip: '203.0.113.7' }));
     expect((await ok(gatehouse.listPasswordResetRequests({ id: userId }))).map((r) => r.id)).toEqual([request.id]);
     expect((await ok(gatehouse.getPasswordResetRequest({ id: request.id }))).user_id).toBe(userId);
@@ -116,6 +125,7 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test("clearing an address's limits", async () => {
+    const { id: userId } = await newUser();
     const client_ip = '198.51.100.77';
     let last;
     for (let i = 0; i < 6; i++) last = await gatehouse.verifyUserPassword({ id: userId, password: 'not the password', client_ip });
@@ -125,6 +135,7 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test('sign in with an emailed code', async () => {
+    const { id: userId } = await newUser();
     const { email } = await ok(gatehouse.getUser({ id: userId }));
     const request = await ok(gatehouse.createEmailSignInRequest({ email: email!, client_ip: '203.0.113.7' }));
     expect((await ok(gatehouse.listEmailSignInRequests({ id: userId }))).map((r) => r.id)).toEqual([request.id]);
@@ -136,6 +147,7 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test('passkeys', async () => {
+    const { id: userId } = await newUser();
     const authenticator = softAuthenticator();
     const registration = await ok(gatehouse.createPasskeyRegistrationOptions({ id: userId }));
     const passkey = await ok(
@@ -152,8 +164,10 @@ describe('every operation through @gatehouse/client', () => {
   });
 
   test('events, metrics, and deleting the user', async () => {
+    const { id: userId } = await newUser();
+    await ok(gatehouse.disableUser({ id: userId }));
     const events = await ok(gatehouse.listEvents({ user_id: userId, limit: 1000 }));
-    expect(events.map((e) => e.type)).toContain('passkey.registered');
+    expect(events.map((e) => e.type)).toEqual(['user.created', 'user.disabled']);
     const after = events.at(-1)!.id;
     expect(await ok(gatehouse.listEvents({ after, type: 'user.created' }))).toEqual([]);
     expect(await ok(gatehouse.getMetrics())).toContain('gatehouse_http_requests_total');
@@ -213,7 +227,7 @@ describe('timeouts and retries', () => {
     return { calls, fetch: fetcher as unknown as typeof fetch };
   }
 
-  test('GET and DELETE are retried after a network failure and after 503, with backoff', async () => {
+  test('GET and DELETE are retried after a network failure and after 503 (the waits: the next test)', async () => {
     for (const how of ['throw', 'unavailable'] as const) {
       const f = flaky(2, how);
       const client = createGatehouseClient({ url: 'http://localhost', secret: SECRET, fetch: f.fetch, retries: 2 });
@@ -223,6 +237,48 @@ describe('timeouts and retries', () => {
       const deleting = createGatehouseClient({ url: 'http://localhost', secret: SECRET, fetch: d.fetch, retries: 2 });
       expect((await deleting.deleteUser({ id: 'nobody' })).error).toEqual({ status: 404, code: 'NOT_FOUND' });
       expect(d.calls).toEqual(['DELETE', 'DELETE']);
+    }
+  });
+
+  test('the waits between attempts: exponential backoff with full jitter, at least Retry-After, at most 10 s', async () => {
+    // A fake clock for the client's waits: each setTimeout the client makes is recorded and fires at
+    // once (anyone else's, such as a pool's or Redis link's on PostgreSQL, runs as usual); the jitter is pinned.
+    const waits: number[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    const timers = spyOn(globalThis, 'setTimeout').mockImplementation(((fire: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+      if (!/\/client\/src\//.test(new Error().stack ?? '')) return realSetTimeout(fire, ms, ...args);
+      waits.push(ms ?? 0);
+      return realSetTimeout(fire, 0);
+    }) as unknown as typeof setTimeout);
+    const random = spyOn(Math, 'random');
+    const unavailable = (retryAfter: string) => new Response('{"error":"UNAVAILABLE"}', { status: 503, headers: { 'content-type': 'application/json', 'retry-after': retryAfter } });
+    /** The waits of one GET whose attempts meet `failures` in turn, then a success. */
+    const waitsOf = async (failures: ('throw' | Response)[], jitter: number) => {
+      random.mockReturnValue(jitter);
+      const answers = [...failures];
+      const fetcher = async () => {
+        const next = answers.shift();
+        if (next === undefined) return Response.json({ status: 'ok' });
+        if (next === 'throw') throw new TypeError('fetch failed');
+        return next;
+      };
+      const client = createGatehouseClient({ url: 'http://localhost', secret: SECRET, fetch: fetcher as unknown as typeof fetch, retries: failures.length });
+      waits.length = 0;
+      expect(await ok(client.getHealth())).toEqual({ status: 'ok' });
+      return [...waits];
+    };
+    try {
+      // 200 ms doubling each attempt, times the jitter.
+      expect(await waitsOf(['throw', 'throw', 'throw'], 1)).toEqual([400, 800, 1600]);
+      expect(await waitsOf(['throw', 'throw'], 0.25)).toEqual([100, 200]);
+      expect(await waitsOf([unavailable('0'), unavailable('0')], 1)).toEqual([400, 800]);
+      // Retry-After, in seconds, when it is longer than the backoff; never more than 10 s.
+      expect(await waitsOf([unavailable('3')], 1)).toEqual([3000]);
+      expect(await waitsOf([unavailable('3'), unavailable('1')], 0.5)).toEqual([3000, 1000]);
+      expect(await waitsOf([unavailable('120')], 1)).toEqual([10_000]);
+    } finally {
+      timers.mockRestore();
+      random.mockRestore();
     }
   });
 

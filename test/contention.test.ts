@@ -197,6 +197,7 @@ describe.skipIf(processes.skip)(`two server processes, ${PARALLEL} parallel requ
       const [{ start }] = await pair().sql`select coalesce(max(id), 0)::int as start from events`;
       const users = await seedUsers(WRITERS * PER_WRITER, { totp: true });
       let writing = true;
+      const since = pair().mark();
       const writerAnswers: Answer[] = [];
       const writers = Array.from({ length: WRITERS }, async (_, w) => {
         for (let i = 0; i < PER_WRITER; i++) {
@@ -222,7 +223,7 @@ describe.skipIf(processes.skip)(`two server processes, ${PARALLEL} parallel requ
       await Promise.all(writers);
       writing = false;
       await reader;
-      expectTally(round, writerAnswers, { '204': WRITERS * PER_WRITER });
+      expectTally(round, writerAnswers, { '204': WRITERS * PER_WRITER }, await pair().servedSince(since, writerAnswers));
       const all = (await pair().sql`select id from events where id > ${start} order by id`).map((row: { id: string | number }) => Number(row.id));
       expect(all.length).toBe(WRITERS * PER_WRITER);
       expect(seen).toEqual(all);

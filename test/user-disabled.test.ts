@@ -85,6 +85,34 @@ const window = (name: 'resetRequests' | 'emailVerificationRequests' | 'emailUpda
 
 const assertions = new WeakMap<Setup, unknown>();
 
+const LIMIT_WRITES = new Set(['consume', 'hit', 'recordFailure', 'reset', 'clear']);
+/**
+ * Puts a recorder in front of the harness's limits (in memory or in Redis, on every instance): every
+ * call that spends or resets a limit is listed as `limit.method(key)`. The tables alone cannot show a
+ * refusal that counts toward a lockout or spends a token.
+ */
+function recordLimitWrites(h: Harness): string[] {
+  const writes: string[] = [];
+  const real = h.deps.limits;
+  h.deps.limits = new Proxy(real, {
+    get: (target, limit: string) => {
+      const inner = (target as any)[limit];
+      if (typeof inner !== 'object' || inner === null) return inner;
+      return new Proxy(inner, {
+        get: (object, method: string) => {
+          const value = object[method];
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            if (LIMIT_WRITES.has(method)) writes.push(`${limit}.${method}(${args.join(', ')})`);
+            return value.apply(object, args);
+          };
+        },
+      });
+    },
+  });
+  return writes;
+}
+
 /** Every endpoint of §14's list that refuses a disabled user before the rate limits (and update-password, see the README). */
 const CASES: Case[] = [
   {
@@ -174,9 +202,11 @@ describe('a disabled user is refused with USER_DISABLED, and nothing changes', (
       await s.disable();
       const before = await snapshot(s.h);
       const verifications = s.hasher.verifications;
+      const limitWrites = recordLimitWrites(s.h);
       expectError(await c.good(s), 400, 'USER_DISABLED');
-      // No hash checked, no code or challenge used, no counter moved, no event written.
+      // No hash checked, no code or challenge used, no counter moved (in the tables or the limits), no event written.
       expect(await snapshot(s.h)).toEqual(before);
+      expect(limitWrites).toEqual([]);
       expect(s.hasher.verifications).toBe(verifications);
       // After 404 and INVALID_DATA.
       if (c.bad) expectError(await c.bad(s), 400, 'INVALID_DATA');

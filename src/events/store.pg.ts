@@ -48,11 +48,11 @@ const SETTLE_BUDGET_MS = 1000;
  * Comparing each event's own xid with the xmin would not do: a transaction may take its xid early
  * (at its first write) and draw its event id late, after a younger transaction drew a lower one.
  */
-async function settledHorizon(tx: PgTx): Promise<number | undefined> {
+async function settledHorizon(tx: PgTx, budgetMs: number): Promise<number | undefined> {
   const [first] = (await tx.execute(sql`select set_config('synchronous_commit', 'off', true),
     coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass), 0)::text as last,
     pg_current_xact_id()::text as me`)) as unknown as { last: string; me: string }[];
-  const deadline = Date.now() + SETTLE_BUDGET_MS;
+  const deadline = Date.now() + budgetMs;
   for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
     const [state] = (await tx.execute(sql`select pg_snapshot_xmin(pg_current_snapshot()) >= ${first!.me}::xid8 as settled`)) as unknown as { settled: boolean }[];
     if (state?.settled) return Number(first!.last);
@@ -61,14 +61,15 @@ async function settledHorizon(tx: PgTx): Promise<number | undefined> {
   }
 }
 
-export function postgresEventStore(db: PgDb, append: AppendEventsPg): EventStore {
+/** `settleBudgetMs`: SETTLE_BUDGET_MS unless a test needs a reader that waits as long as it takes. */
+export function postgresEventStore(db: PgDb, append: AppendEventsPg, { settleBudgetMs = SETTLE_BUDGET_MS } = {}): EventStore {
   return {
     async append(drafts) {
       if (drafts.length > 0) await inTransaction(db, (tx) => append(tx, drafts));
     },
     list: (query) =>
       inTransaction(db, async (tx) => {
-        const horizon = await settledHorizon(tx);
+        const horizon = await settledHorizon(tx, settleBudgetMs);
         if (horizon === undefined || horizon <= query.after) return [];
         const conditions: SQL[] = [gt(events.id, query.after), lte(events.id, horizon)];
         if (query.userId !== null) conditions.push(eq(events.userId, query.userId));

@@ -1,4 +1,6 @@
+import { test } from 'bun:test';
 import { existsSync } from 'node:fs';
+import { UNDER_CI } from './ci';
 
 /** A Debian package and a file it installs, which tells whether it is there already. */
 export interface DebianPackage {
@@ -42,9 +44,17 @@ export async function ensureDebianPackages(packages: DebianPackage[]): Promise<A
   return { ok: false, reason: `apt-get could not install ${still.map((pkg) => pkg.name).join(' ')}: ${tail}` };
 }
 
-/** Says once, where bun's summary shows it, why a suite was skipped. */
+/**
+ * Says once, where bun's summary shows it, why a suite was skipped. Under CI (test/support/ci.ts) the
+ * suite is not skipped quietly: the file gets a failing test naming the reason, so the run fails.
+ */
 export function reportSkipped(suite: string, availability: Availability): boolean {
   if (availability.ok) return false;
   console.warn(`skipped: ${suite}: ${availability.reason}`);
+  if (UNDER_CI) {
+    test(`${suite} cannot run under CI`, () => {
+      throw new Error(`${suite} cannot run: ${availability.reason} (under CI a suite that cannot run fails the run)`);
+    });
+  }
   return true;
 }

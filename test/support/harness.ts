@@ -1,3 +1,5 @@
+import { appendFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import type { Db } from '../../src/db/client';
 import type { PgDb } from '../../src/db/pg-client';
 import type { BreachChecker } from '../../src/breach-check/checker';
@@ -9,7 +11,7 @@ import type { DeliveryTimings, WebhookTarget } from '../../src/webhooks/model';
 import type { MigrationHookTarget } from '../../src/password-migration/model';
 import { SECRET, STRONG_PASSWORD, WEAK_PASSWORD } from './constants';
 import { postgresInstance, sqliteInstance, type Instance, type InstanceSettings } from './instance';
-import { INSTANCES, SETUP, sharedEngines, trackTenant } from './setups';
+import { INSTANCES, SETUP as SETUP_OF_RUN, sharedEngines, trackTenant, type Setup } from './setups';
 
 export { SECRET, STRONG_PASSWORD, WEAK_PASSWORD };
 
@@ -41,6 +43,11 @@ export interface HarnessOptions {
   relyingParty?: RelyingParty;
   /** The password migration hook (API.md §19); `timeoutMs` only where a test cannot wait the real 5 s. */
   passwordMigration?: { target: MigrationHookTarget; timeoutMs?: number };
+  /**
+   * Pins the harness to SQLite whatever GATEHOUSE_TEST_SETUP says, for a suite that reads SQLite
+   * itself (the fuzz suite). Such a harness does not make its suite an HTTP suite of every set-up.
+   */
+  setup?: 'sqlite';
 }
 
 /** The database of a harness, for tests that look at stored rows (test/support/rows.ts). */
@@ -49,12 +56,28 @@ export type Backend = { kind: 'sqlite'; db: Db } | { kind: 'postgres'; db: PgDb 
 let harnesses = 0;
 
 /**
+ * The rule that puts a suite on every set-up (issue 34): a test file that builds a harness following
+ * GATEHOUSE_TEST_SETUP drives the service over HTTP. `bun run test` (test/run.ts) names a file in
+ * GATEHOUSE_TEST_HARNESS_SUITES on its SQLite run, and every test file that builds such a harness
+ * writes its path there; those files then run on PostgreSQL and on two instances.
+ */
+function recordHarnessSuite(): void {
+  const record = process.env.GATEHOUSE_TEST_HARNESS_SUITES;
+  if (!record) return;
+  const file = /\(?(\/[^():]+\.test\.ts):\d+:\d+/.exec(new Error().stack ?? '')?.[1];
+  if (file === undefined) throw new Error('createHarness was called outside a test file: cannot record its suite');
+  appendFileSync(record, `${relative(process.cwd(), file)}\n`);
+}
+
+/**
  * An in-process Gatehouse with a fake clock and a captured log, on the storage GATEHOUSE_TEST_SETUP
  * names (test/support/setups.ts): in-memory SQLite, or a fresh PostgreSQL database with Redis limits,
  * as one instance or as two whose requests alternate. Ready at once on SQLite; on PostgreSQL every
  * call waits for `ready` first.
  */
 export function createHarness(options: HarnessOptions = {}) {
+  const SETUP: Setup = options.setup ?? SETUP_OF_RUN;
+  if (options.setup === undefined) recordHarnessSuite();
   let now = options.startMs ?? Date.UTC(2026, 0, 1);
   const logs: Record<string, unknown>[] = [];
   const settings: InstanceSettings = {

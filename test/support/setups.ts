@@ -21,14 +21,24 @@ export const INSTANCES = SETUP === 'postgres-2' ? 2 : 1;
 
 let engines: Promise<{ pg: PostgresServer; redis: RedisServer }> | undefined;
 
+/**
+ * A PostgreSQL cluster and a redis-server, started together. When one fails to start, the other is
+ * stopped before the error is thrown: nothing is left running for no one to close.
+ */
+export async function startEngines(): Promise<{ pg: PostgresServer; redis: RedisServer }> {
+  const [pg, redis] = await Promise.allSettled([startPostgres(), startRedis()]);
+  if (pg.status === 'fulfilled' && redis.status === 'fulfilled') return { pg: pg.value, redis: redis.value };
+  await Promise.all([pg.status === 'fulfilled' ? pg.value.close() : undefined, redis.status === 'fulfilled' ? redis.value.close() : undefined]);
+  throw pg.status === 'rejected' ? pg.reason : (redis as PromiseRejectedResult).reason;
+}
+
 /** One PostgreSQL cluster and one redis-server for the whole test process, started on first use. */
 export function sharedEngines(): Promise<{ pg: PostgresServer; redis: RedisServer }> {
   engines ??= (async () => {
     for (const availability of [await postgresAvailability(), await redisAvailability()]) {
       if (!availability.ok) throw new Error(`set-up ${SETUP} needs PostgreSQL and Redis: ${availability.reason}`);
     }
-    const [pg, redis] = await Promise.all([startPostgres(), startRedis()]);
-    return { pg, redis };
+    return startEngines();
   })();
   return engines;
 }

@@ -2,8 +2,9 @@ import { SQL } from 'bun';
 import { afterAll, beforeAll, expect } from 'bun:test';
 import { SECRET } from './constants';
 import { reportSkipped } from './debian-packages';
-import { postgresAvailability, startPostgres, type PostgresServer } from './postgres';
-import { redisAvailability, startRedis, type RedisServer } from './redis';
+import { postgresAvailability } from './postgres';
+import { redisAvailability } from './redis';
+import { startEngines } from './setups';
 import { makeTempDir, removeDir, startServer, type ServerProcess } from './server-process';
 
 /**
@@ -20,8 +21,18 @@ export interface TwoProcesses {
   readonly sql: SQL;
   /** The request with index `n` goes to process `n % 2`: callers alternate by counting. */
   call(n: number, method: string, path: string, body?: unknown): Promise<Answer>;
-  /** Sends `count` requests at once, alternating between the processes; the answers in the order sent. */
-  parallel(count: number, request: (n: number) => { method: string; path: string; body?: unknown }): Promise<Answer[]>;
+  /**
+   * Sends `count` requests at once, alternating between the processes; the answers in the order sent,
+   * with how many requests each process logged meanwhile (`served`, from its own access lines).
+   */
+  parallel(count: number, request: (n: number) => { method: string; path: string; body?: unknown }): Promise<Answers>;
+  /** Where each process's log stands now, for servedSince. */
+  mark(): Mark;
+  /**
+   * How many requests each process logged an access line for since `mark`: the servers' own word on
+   * who answered, waiting (up to 10 s) for the lines of `answers` to arrive.
+   */
+  servedSince(mark: Mark, answers: Answer[]): Promise<Served>;
   /** Stops both processes (SIGTERM) and the engines. */
   close(): Promise<void>;
 }
@@ -30,9 +41,20 @@ export interface Answer {
   status: number;
   json: any;
   text: string;
-  /** Which process answered: 0 or 1. */
+  /** Which process the request was sent to (0 or 1); the servers' access lines say who answered. */
   process: number;
 }
+
+/** Access lines logged by process 0 and by process 1. */
+export type Served = [number, number];
+export type Mark = [number, number];
+export type Answers = Answer[] & { served: Served };
+
+/** The process's access lines so far (every answered request writes one, with its request id). */
+const accessLines = (server: ServerProcess) => server.lines.filter((line) => typeof line.request_id === 'string' && typeof line.status === 'number');
+
+/** How many of `answers` were sent to each process: the share each must have served. */
+const sharesOf = (answers: Answer[]): Served => [answers.filter((a) => a.process === 0).length, answers.filter((a) => a.process === 1).length];
 
 export interface TwoProcessOptions {
   /** More flags for both `serve` commands (e.g. --webauthn-rp-id). */
@@ -40,7 +62,7 @@ export interface TwoProcessOptions {
 }
 
 export async function startTwoProcesses(options: TwoProcessOptions = {}): Promise<TwoProcesses> {
-  const [pg, redis]: [PostgresServer, RedisServer] = await Promise.all([startPostgres(), startRedis()]);
+  const { pg, redis } = await startEngines();
   const dirs = [makeTempDir(), makeTempDir()];
   const servers: ServerProcess[] = [];
   let sql: SQL | undefined;
@@ -72,19 +94,32 @@ export async function startTwoProcesses(options: TwoProcessOptions = {}): Promis
       }
       return { status: response.status, json, text, process };
     };
+    const mark = (): Mark => [accessLines(servers[0]!).length, accessLines(servers[1]!).length];
+    const servedSince = async (since: Mark, answers: Answer[]): Promise<Served> => {
+      const shares = sharesOf(answers);
+      const served = (): Served => [accessLines(servers[0]!).length - since[0], accessLines(servers[1]!).length - since[1]];
+      const deadline = Date.now() + 10_000;
+      while ((served()[0] < shares[0] || served()[1] < shares[1]) && Date.now() < deadline) await Bun.sleep(20);
+      return served();
+    };
     return {
       servers: servers as unknown as [ServerProcess, ServerProcess],
       databaseUrl: database.url,
       redisUrl: redis.url,
       sql,
       call,
-      parallel: (count, request) =>
-        Promise.all(
+      parallel: async (count, request) => {
+        const since = mark();
+        const answers = await Promise.all(
           Array.from({ length: count }, (_, n) => {
             const { method, path, body } = request(n);
             return call(n, method, path, body);
           }),
-        ),
+        );
+        return Object.assign(answers, { served: await servedSince(since, answers) });
+      },
+      mark,
+      servedSince,
       close,
     };
   } catch (error) {
@@ -131,10 +166,22 @@ export function tally(answers: Answer[]): Record<string, number> {
   return counts;
 }
 
-/** Every answer of a round counted as expected (a failure names the round), and both processes answered their share. */
-export function expectTally(round: number, answers: Answer[], expected: Record<string, number>): void {
+/**
+ * Every answer of a round counted as expected (a failure names the round), and each process served
+ * its share: by its own access lines (`served`: from parallel(), or servedSince() for answers gathered
+ * otherwise), at least as many requests as were sent to it, and it was sent some.
+ */
+export function expectTally(round: number, answers: Answer[] | Answers, expected: Record<string, number>, served?: Served): void {
   expect({ round, answers: tally(answers) }).toEqual({ round, answers: expected });
-  expect(new Set(answers.map((a) => a.process)).size).toBe(2);
+  expectServedShares(round, answers, served ?? (answers as Answers).served);
+}
+
+/** Each process logged at least the requests sent to it, and both were sent some. */
+export function expectServedShares(round: number, answers: Answer[], served: Served | undefined): void {
+  if (served === undefined) throw new Error('expectTally needs the processes\' own count: answers from parallel(), or servedSince()');
+  const shares = sharesOf(answers);
+  expect({ round, bothSent: shares[0] > 0 && shares[1] > 0 }).toEqual({ round, bothSent: true });
+  expect({ round, served: [served[0] >= shares[0], served[1] >= shares[1]], shares, counted: served }).toEqual({ round, served: [true, true], shares, counted: served });
 }
 
 /** The answer's JSON, or a failure naming the step when it is not 200. */
