@@ -8,7 +8,7 @@ import { OPERATIONS } from '../src/keys/operations';
 import { createKeyRing } from '../src/keys/service';
 import { createHarness, SECRET } from './support/harness';
 
-const h = createHarness({ relyingParty: { rpId: 'example.com', rpName: 'Example', origins: ['https://example.com'] } });
+const h = createHarness({ relyingParty: { id: 'example.com', name: 'Example', origins: ['https://example.com'] } });
 await h.ready;
 const document = (await h.call('GET', '/docs/json')).json as { paths: Record<string, Record<string, { operationId: string; security?: unknown[]; responses: Record<string, unknown> }>> };
 
@@ -97,7 +97,7 @@ describe('service key scopes (API.md §17)', () => {
   test('FORBIDDEN comes after the credential and the route, before the 404 of a missing user and the body check', async () => {
     const call = async (method: string, path: string, secret: string | null, body?: string) => {
       const response = await handle(new Request(`http://localhost${path}`, { method, headers: secret === null ? {} : { authorization: secret }, body }));
-      return [response.status, (await response.json()).error];
+      return [response.status, ((await response.json()) as { error: string }).error];
     };
     expect(await call('DELETE', '/users/nosuchuser', readerSecret)).toEqual([403, 'FORBIDDEN']);
     expect(await call('DELETE', '/users/nosuchuser', allSecret)).toEqual([404, 'NOT_FOUND']);
