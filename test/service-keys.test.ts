@@ -148,4 +148,18 @@ describe('service key scopes (API.md §17)', () => {
     const written = JSON.stringify(logs);
     for (const secret of [allSecret, readerSecret, someSecret, SECRET, 'no-such-key-0123456789']) expect(written).not.toContain(secret);
   });
+
+  test("every event names the key of the request that caused it, also among parallel requests committed together", async () => {
+    const [first, firstSecret] = key('writer-a', 'createUser,deleteUser');
+    const [second, secondSecret] = key('writer-b', 'createUser,deleteUser');
+    const writers = createHandler(h.app, h.services, { keys: createKeyRing([first, second, all]), log: () => {} });
+    const post = (secret: string, n: number) =>
+      writers(new Request('http://localhost/users', { method: 'POST', headers: { authorization: secret }, body: JSON.stringify({ email: `actor-${n}@example.com`, password: 'actor test password 1' }) }));
+    const secrets = Array.from({ length: 16 }, (_, n) => (n % 2 === 0 ? firstSecret : secondSecret));
+    const created = await Promise.all(secrets.map(async (secret, n) => ((await (await post(secret, n)).json()) as { id: string }).id));
+    const events = await (await writers(new Request('http://localhost/events?type=user.created&limit=1000', { headers: { authorization: allSecret } }))).json() as { user_id: string; actor: string | null }[];
+    const actorOf = new Map(events.map((event) => [event.user_id, event.actor]));
+    expect(created.map((id) => actorOf.get(id))).toEqual(secrets.map((secret) => (secret === firstSecret ? 'writer-a' : 'writer-b')));
+    // 16 argon2 hashes on a shared machine.
+  }, 60_000);
 });

@@ -127,6 +127,8 @@ export const events = sqliteTable(
     type: text('type').notNull(),
     userId: text('user_id'),
     clientIp: text('client_ip'),
+    /** The name of the service key whose request caused it (API.md §17); null for the sweeper, the import, expiry. */
+    actor: text('actor'),
     /**
      * The webhook-id the event is sent under: random, so ids never repeat across deployments or after
      * a restore (the numeric id would). SQLite cannot add a column with a random default: '' is only
