@@ -85,6 +85,9 @@ describe.skipIf(skip)('rotating a key on two instances under steady traffic (API
 
     expect(failures).toEqual([]);
     expect(answered).toBeGreaterThan(100);
+    // The writes' events say which key made them: both, as the callers moved.
+    const actors = await pair().sql`select actor, count(*)::int as n from events where type = 'lockouts.cleared' group by actor order by actor`;
+    expect(actors.map((row: { actor: string }) => row.actor)).toEqual(['new', 'old']);
     for (const server of servers) {
       const used = new Set(server.lines.filter((line) => line.status === 200 || line.status === 204).map((line) => line.key));
       expect(used).toEqual(new Set(['old', 'new']));
