@@ -60,31 +60,31 @@ describe.skipIf(skip)('rotating a key on two instances under steady traffic (API
     const workers = Array.from({ length: 7 }, (_, offset) => worker(offset));
     const accepted = async (key: string, wanted: number) =>
       (await Promise.all([0, 1].map(async (n) => (await send(n, key, 'GET', '/')).status))).every((status) => status === wanted);
-    const steadily = async (ms: number) => {
+    // Each step goes on only after the traffic has gone on under it: counted, not timed (a loaded machine is slow).
+    const steadily = async (requests: number) => {
       const before = answered;
-      await Bun.sleep(ms);
-      expect(answered - before).toBeGreaterThan(10);
+      await waitUntil(() => answered >= before + requests, 60_000, `${requests} more requests`);
     };
 
-    await steadily(1000);
+    await steadily(40);
     // 1. Add the new key to the file and copy the file to every instance; each reloads within seconds.
     const newKey = await keys('add', 'new', '--scope', '*', '--keys-file', files[0]);
     copyKeysFile(files[0], files[1]);
     await waitUntil(() => accepted(newKey, 200), 10_000, 'the new key on both instances');
-    await steadily(1000);
+    await steadily(40);
     // 2. Move the callers.
     current = newKey;
-    await steadily(1000);
+    await steadily(40);
     // 3. Remove the old key everywhere.
     await keys('remove', 'old', '--keys-file', files[0]);
     copyKeysFile(files[0], files[1]);
     await waitUntil(() => accepted(oldKey, 401), 10_000, 'the old key refused on both instances');
-    await steadily(1000);
+    await steadily(40);
     running = false;
     await Promise.all(workers);
 
     expect(failures).toEqual([]);
-    expect(answered).toBeGreaterThan(100);
+    expect(answered).toBeGreaterThanOrEqual(160);
     // The writes' events say which key made them: both, as the callers moved.
     const actors = await pair().sql`select actor, count(*)::int as n from events where type = 'lockouts.cleared' group by actor order by actor`;
     expect(actors.map((row: { actor: string }) => row.actor)).toEqual(['new', 'old']);
@@ -93,5 +93,5 @@ describe.skipIf(skip)('rotating a key on two instances under steady traffic (API
       expect(used).toEqual(new Set(['old', 'new']));
       expect(JSON.stringify(server.lines) + server.stderr()).not.toContain('ghk_');
     }
-  }, 120_000);
+  }, 300_000);
 });
