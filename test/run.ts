@@ -29,6 +29,7 @@ const HTTP_SUITES = [
   'test/passkeys-limits.test.ts',
   'test/events.test.ts',
   'test/webhooks.test.ts',
+  'test/service-keys.test.ts',
   'test/imported-hashes.test.ts',
   'test/transfer-round-trip.test.ts',
   'test/client.test.ts',
