@@ -51,6 +51,7 @@ describe('the keys file at start (API.md §17)', () => {
       [`${good}other read ${DIGEST}\n`, 'line 3: the same key as line 2'],
       [`${good}support getUser,noSuchOperation sha256:${'cd'.repeat(32)}\n`, "line 3: unknown operationId 'noSuchOperation'"],
       [`${good}Support read sha256:${'cd'.repeat(32)}\n`, 'line 3: invalid name'],
+      [`${good}support ghk_pastedkeyinthescopecolumn0123456789abcdefgh sha256:${'cd'.repeat(32)}\n`, 'line 3: unknown operationId (a scope is'],
       ['# only a comment\n', 'holds no key'],
     ];
     for (const [content, message] of cases) {

@@ -38,8 +38,10 @@ export function parseScope(scope: string): { permits: ServiceKey['permits'] } | 
   if (scope === '*') return { permits: () => true };
   const ids = scope === 'read' ? READ_OPERATIONS : scope.split(',');
   for (const id of ids) {
-    if (id === '') return { refused: `empty operationId in scope '${scope}'` };
-    if (!isOperationId(id)) return { refused: `unknown operationId '${id}' (a scope is *, read, or operationIds joined by commas)` };
+    if (id === '') return { refused: 'an empty operationId in the scope' };
+    // Only what could be an operationId is repeated: a key pasted in the wrong column must not reach a log.
+    const shown = /^[a-z][a-zA-Z0-9]{0,63}$/.test(id) ? ` '${id}'` : '';
+    if (!isOperationId(id)) return { refused: `unknown operationId${shown} (a scope is *, read, or operationIds joined by commas)` };
   }
   const allowed = new Set<string>(ids);
   return { permits: (operationId) => operationId !== undefined && allowed.has(operationId) };
