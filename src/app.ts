@@ -7,12 +7,16 @@ import { emailVerificationRoutes } from './email-verification/routes';
 import { createEmailVerificationService } from './email-verification/service';
 import { eventsRoutes } from './events/routes';
 import { createEventsService } from './events/service';
+import { callerScopes } from './http/caller';
 import { httpConventions } from './http/conventions';
 import { docsPage } from './http/docs-page';
 import { withoutValidationMessages } from './http/validation-errors';
 import { createRequestHandler } from './http/handler';
 import type { Logger } from './http/log';
 import { routeTemplates } from './http/route-label';
+import { createKeyRing, type KeyRing } from './keys/service';
+import { defaultKey } from './keys/model';
+import { OPERATIONS } from './keys/operations';
 import { metricsRoutes } from './metrics/routes';
 import type { MetricsService } from './metrics/service';
 import { passkeysRoutes } from './passkeys/routes';
@@ -81,9 +85,11 @@ export type Services = ReturnType<typeof createServices>;
 export function createApp(services: Services, options: { docs?: boolean } = {}) {
   const findUser = services.users.find;
   const metrics = services.metrics;
+  const operations = new Map<string, string>();
   const app = new Elysia()
     .use(httpConventions())
     .use(metrics === null ? new Elysia() : routeTemplates())
+    .use(callerScopes((method, route) => operations.get(`${method} ${route}`)))
     .use(options.docs === false ? new Elysia() : docsPage())
     .use(statusRoutes(services.status))
     .use(usersRoutes(services.users))
@@ -97,20 +103,32 @@ export function createApp(services: Services, options: { docs?: boolean } = {}) 
     .use(passkeysRoutes(services.passkeys, findUser))
     .use(eventsRoutes(services.events))
     .use(metrics === null ? new Elysia() : metricsRoutes(metrics));
+  for (const { method, path, hooks } of app.routes) {
+    const operationId = (hooks as { detail?: { operationId?: string } }).detail?.operationId;
+    if (operationId === undefined) continue;
+    // A scope can name only the operations keys/operations.ts lists: a new one must be added there.
+    if (OPERATIONS[operationId as keyof typeof OPERATIONS] !== method) throw new Error(`operation ${method} ${path} (${operationId}) is not in keys/operations.ts`);
+    operations.set(`${method} ${path}`, operationId);
+  }
   return withoutValidationMessages(app);
 }
 export type App = ReturnType<typeof createApp>;
 
-/** The full request path: credential, size limit, access log and request metrics around the Elysia app. */
-export function createHandler(app: App, services: Services, options: { secret: string; log: Logger; docs?: boolean }) {
+/**
+ * The full request path: credential, size limit, access log and request metrics around the Elysia
+ * app. The credentials are the service keys in force (API.md §17), or a `secret` as the one key `default`.
+ */
+export function createHandler(app: App, services: Services, options: ({ keys: KeyRing } | { secret: string }) & { log: Logger; docs?: boolean }) {
   const users = services.users;
+  const keys = 'keys' in options ? options.keys : createKeyRing([defaultKey(options.secret)]);
   return createRequestHandler({
-    secret: options.secret,
+    findCaller: keys.find,
     log: options.log,
     route: (request) => app.handle(request),
     // The hottest read, answered without the router: the same readUser as its route.
-    directReads: [{ prefix: '/users/', template: '/users/:id', answer: (id) => readUser(users, id) }],
+    directReads: [{ prefix: '/users/', template: '/users/:id', operationId: 'getUser', answer: (id) => readUser(users, id) }],
     docs: options.docs !== false,
     observe: services.metrics?.observeRequest,
+    observeCaller: services.metrics?.countKeyRequest,
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Every error code of the API (seed-spec, API.md §2, §10, §11, §13, §14) with its status: the one table the error
+ * Every error code of the API (seed-spec, API.md §2, §10, §11, §13, §14, §17) with its status: the one table the error
  * hook answers from and the OpenAPI error lists are derived from.
  */
 export const ERROR_STATUS = {
@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   UNSUPPORTED_PASSWORD_HASH: 400,
   USER_DISABLED: 400,
   NOT_AUTHENTICATED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
   UNKNOWN_ERROR: 500,

@@ -43,6 +43,12 @@ async function main(args: string[]): Promise<void> {
     const { runTransferCommand } = await import('./cli/transfer');
     process.exit(await runTransferCommand(command, rest, process.env));
   }
+  if (command === 'keys') {
+    // Loaded only here, like the transfer commands: a key is made without the server's modules.
+    const { runKeysCommand } = await import('./cli/keys');
+    runKeysCommand(rest, process.env);
+    return;
+  }
   if (command === 'help' && rest.length > 0) throw new UsageError(`no command '${rest[0]}' (see 'gatehouse --help')`);
   if (command !== undefined && command !== 'serve') noArguments(command, rest);
   switch (command) {
@@ -75,7 +81,7 @@ async function main(args: string[]): Promise<void> {
       process.stdout.write(GENERAL_HELP);
       return;
     default:
-      throw new UsageError(command === undefined ? 'missing command (serve, import, export, backup, generate-secret, --version)' : `unknown command '${command}'`);
+      throw new UsageError(command === undefined ? 'missing command (serve, import, export, backup, keys, generate-secret, --version)' : `unknown command '${command}'`);
   }
 }
 

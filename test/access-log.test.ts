@@ -44,19 +44,19 @@ describe('log lines', () => {
   });
 
   test('an access line is written as JSON.stringify writes its fields, odd methods and paths escaped', () => {
-    const cases: [string, string, string, number, number][] = [
-      ['abc-1', 'GET', '/users/abc', 200, 0.07],
-      ['abc-z', 'POST', '/users/"x"\\y\u0001é', 400, 12.5],
-      ['abc-10', 'PROPFIND', '/', 401, 0],
-      ['abc-11', 'G"ET', '/health', 404, 1234.56],
+    const cases: [string, string, string, number, number, string | null][] = [
+      ['abc-1', 'GET', '/users/abc', 200, 0.07, 'default'],
+      ['abc-z', 'POST', '/users/"x"\\y\u0001é', 400, 12.5, 'support_tool-2'],
+      ['abc-10', 'PROPFIND', '/', 401, 0, null],
+      ['abc-11', 'G"ET', '/health', 404, 1234.56, null],
     ];
     for (const fields of cases) {
       const line = formatLine(new AccessLine(...fields));
-      const [request_id, method, path, status, ms] = fields;
+      const [request_id, method, path, status, ms, key] = fields;
       const { time, ...rest } = JSON.parse(line);
       expect(new Date(time).toISOString()).toBe(time);
-      expect(line).toBe(`{"time":"${time}",${JSON.stringify({ request_id, method, path, status, ms }).slice(1)}\n`);
-      expect(rest).toEqual({ request_id, method, path, status, ms });
+      expect(line).toBe(`{"time":"${time}",${JSON.stringify({ request_id, method, path, status, ms, key }).slice(1)}\n`);
+      expect(rest).toEqual({ request_id, method, path, status, ms, key });
     }
   });
 

@@ -113,6 +113,38 @@ describe('compiled binary', () => {
     }
   }, 60_000);
 
+  test('service keys (API.md §17): keys add and list, serve --keys-file with scopes, reload on change, actor on events', async () => {
+    const keysFile = join(work, 'service-keys');
+    const keys = (args: string[]) => runToExit(['keys', ...args, '--keys-file', keysFile], { command: [binary], cwd: work });
+    const app = await keys(['add', 'app', '--scope', '*']);
+    expect(app.exitCode).toBe(0);
+    const appKey = app.stdout.trim();
+    expect(appKey).toMatch(/^ghk_[A-Za-z0-9_-]{43}$/);
+    expect((await keys(['add', 'support', '--scope', 'nope'])).exitCode).toBe(2);
+    expect((await runToExit(['keys', 'add', '--help'], { command: [binary], cwd: work })).stdout).toContain('gatehouse keys add NAME');
+    const server = await startServer({ command: [binary], cwd: work, args: ['serve', '--port', '0', '--dir', join(work, 'keys-data'), '--pwned-check', 'offline', '--keys-file', keysFile] });
+    const send = (key: string, method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, { method, headers: { authorization: key }, body: body === undefined ? undefined : JSON.stringify(body) });
+    try {
+      const user = (await (await send(appKey, 'POST', '/users', { password: PASSWORD })).json()) as { id: string };
+      const support = await keys(['add', 'support', '--scope', 'read']);
+      const supportKey = support.stdout.trim();
+      await waitUntil(async () => (await send(supportKey, 'GET', `/users/${user.id}`)).status === 200, 10_000, 'the reloaded key');
+      expect((await send(supportKey, 'DELETE', `/users/${user.id}`)).status).toBe(403);
+      expect((await send(supportKey, 'DELETE', '/users/nosuchuser')).status).toBe(403);
+      expect((await send('ghk_unknown', 'GET', `/users/${user.id}`)).status).toBe(401);
+      const events = (await (await send(supportKey, 'GET', '/events')).json()) as { actor: string }[];
+      expect(events.map((event) => event.actor)).toEqual(['app']);
+      // Access lines leave in batches every 10 ms: wait for the last ones.
+      const seen = () => new Set(server.lines.filter((line) => line.status !== undefined).map((line) => `${line.status} ${line.key}`));
+      await waitUntil(() => seen().has('403 support') && seen().has('200 support'), 5_000, 'the access lines');
+      expect(seen()).toEqual(new Set(['200 app', '200 support', '403 support', '401 null']));
+      expect(JSON.stringify(server.lines)).not.toContain('ghk_');
+    } finally {
+      expect(await server.stop('SIGTERM')).toBe(0);
+    }
+  }, 60_000);
+
   test('imports, exports and backs up', async () => {
     const dir = join(work, 'transfer');
     // More than the first transaction's 2,000 lines: the later ones start the checkpoint thread, another entry point of the binary.

@@ -73,6 +73,7 @@ describe('code map', () => {
       'breach-check': (target) => within('breach-check', 'security')(target) || target === 'limits/bounded-map.ts',
       limits: within('limits', 'security'),
       sweeps: within('sweeps', 'security', 'http'),
+      keys: within('keys', 'security', 'http'),
       // plumbing: never the database, a feature or the wiring
       http: (target) => ['http', 'security'].includes(folderOf(target)) || ['errors.ts', 'version.ts'].includes(target),
       db: (target) => folderOf(target) === 'db' || target === 'errors.ts' || target.startsWith('../drizzle'),

@@ -73,6 +73,12 @@ describe('flags of API.md §10 to §13, parsed and checked', () => {
     });
   });
 
+  test('a keys file is a configured secret for --database-url (API.md §17); its path is kept, read by serve', () => {
+    expect(parse(['--keys-file', '/etc/gatehouse/keys', '--database-url', 'postgres://db/x'])).toMatchObject({ keysFile: '/etc/gatehouse/keys', secret: null, secretFile: null, databaseUrl: 'postgres://db/x' });
+    expect(parse([], { GATEHOUSE_KEYS_FILE: '/k', GATEHOUSE_DATABASE_URL: 'postgres://db/x' })).toMatchObject({ keysFile: '/k' });
+    expect(parse([])).toMatchObject({ keysFile: null });
+  });
+
   test.each([
     [['--database-url', 'mysql://u:hunter2@db/x'], 'expected a postgres or postgresql URL'],
     [['--database-url', 'postgres://db/x'], 'needs a configured secret'],

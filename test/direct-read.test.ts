@@ -3,16 +3,19 @@
 // of path, the same log line and metrics label, the same 500 on an unexpected failure.
 import { describe, expect, test } from 'bun:test';
 import { createRequestHandler } from '../src/http/handler';
+import { defaultKey } from '../src/keys/model';
+import { createKeyRing } from '../src/keys/service';
 import { createHarness, SECRET, STRONG_PASSWORD } from './support/harness';
 import { SETUP } from './support/setups';
 import { userPathKinds } from './support/user-paths';
 
 const h = createHarness();
+const secretOnly = createKeyRing([defaultKey(SECRET)]);
 
 /** The same instance's app behind a handler with no direct reads: every request routed by Elysia. */
 function routedOnly() {
   const instance = h.instances[0]!;
-  return createRequestHandler({ secret: SECRET, log: () => {}, route: (request) => instance.app.handle(request), docs: true });
+  return createRequestHandler({ findCaller: secretOnly.find, log: () => {}, route: (request) => instance.app.handle(request), docs: true });
 }
 
 async function answerOf(handle: (request: Request) => Response | Promise<Response>, method: string, path: string, auth: string | null = SECRET) {
@@ -107,14 +110,14 @@ describe('the direct read in the outer handler', () => {
     const routed: string[] = [];
     const read: string[] = [];
     const handle = createRequestHandler({
-      secret: SECRET,
+      findCaller: secretOnly.find,
       log: () => {},
       docs: false,
       route: (request) => {
         routed.push(`${request.method} ${new URL(request.url).pathname}`);
         return new Response('routed');
       },
-      directReads: [{ prefix: '/users/', template: '/users/:id', answer: (id) => (read.push(id), new Response('direct')) }],
+      directReads: [{ prefix: '/users/', template: '/users/:id', operationId: 'getUser', answer: (id) => (read.push(id), new Response('direct')) }],
     });
     const send = async (method: string, path: string) =>
       (await handle(new Request(`http://localhost${path}`, { method, headers: { authorization: SECRET } }))).text();

@@ -22,7 +22,7 @@ afterAll(async () => {
   await db?.$client.close();
 });
 
-const event = (userId: string): EventDraft => ({ type: 'user.created', time: 1, userId, clientIp: null });
+const event = (userId: string): EventDraft => ({ type: 'user.created', time: 1, userId, clientIp: null, actor: null });
 const list = (after = 0) => store.list({ after, limit: 100, userId: null, type: null });
 const gate = () => {
   let open!: () => void;

@@ -193,10 +193,10 @@ describe('GET /events', () => {
     expect(res.status).toBe(200);
     const time = Math.floor(h.now() / 1000);
     expect(res.json).toEqual([
-      { id: 1, time: time - 1, type: 'user.created', user_id: a.id, client_ip: IP },
-      { id: 2, time: time - 1, type: 'user.created', user_id: b.id, client_ip: null },
-      { id: 3, time, type: 'password.incorrect', user_id: a.id, client_ip: null },
-      { id: 4, time, type: 'user.deleted', user_id: b.id, client_ip: null },
+      { id: 1, time: time - 1, type: 'user.created', user_id: a.id, client_ip: IP, actor: 'default' },
+      { id: 2, time: time - 1, type: 'user.created', user_id: b.id, client_ip: null, actor: 'default' },
+      { id: 3, time, type: 'password.incorrect', user_id: a.id, client_ip: null, actor: 'default' },
+      { id: 4, time, type: 'user.deleted', user_id: b.id, client_ip: null, actor: 'default' },
     ]);
     expect(res.headers.get('x-next-after')).toBe('4');
   });

@@ -71,7 +71,7 @@ describe('retry schedule', () => {
     expect([1, 2, 3, 4, 10, 11, 50].map((n) => retryDelayMs(n, DEFAULT_DELIVERY_TIMINGS, middle) / 1000)).toEqual([5, 10, 20, 40, 2560, 3600, 3600]);
     expect(retryDelayMs(1, DEFAULT_DELIVERY_TIMINGS, () => 0)).toBe(4000);
     expect(retryDelayMs(1, DEFAULT_DELIVERY_TIMINGS, () => 0.999999)).toBeCloseTo(6000, 0);
-    const event = { id: 7, time: 1_000_000, type: 'user.created', userId: null, clientIp: null };
+    const event = { id: 7, time: 1_000_000, type: 'user.created', userId: null, clientIp: null, actor: null };
     const dayMs = 24 * 60 * 60 * 1000;
     expect(resultOf(event, 3, 'HTTP 500', event.time * 1000 + dayMs - 1, DEFAULT_DELIVERY_TIMINGS)).toMatchObject({ outcome: 'retry' });
     expect(resultOf(event, 3, 'timeout', event.time * 1000 + dayMs, DEFAULT_DELIVERY_TIMINGS)).toEqual({ eventId: 7, outcome: 'failed' });

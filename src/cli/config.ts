@@ -13,6 +13,8 @@ export interface ServeConfig extends FeatureFlags {
   secret: string | null;
   /** Given as a file (--secret-file, GATEHOUSE_SECRET_FILE); read at start-up. */
   secretFile: string | null;
+  /** The service keys (--keys-file, GATEHOUSE_KEYS_FILE; API.md §17), instead of a secret; read at start-up and on change. */
+  keysFile: string | null;
   pwnedCheck: BreachMode;
   pwnedApiUrl: string;
   docs: boolean;
@@ -31,6 +33,7 @@ export const VALUE_FLAGS = {
   dir: 'GATEHOUSE_DATA_DIR',
   secret: 'GATEHOUSE_SECRET',
   'secret-file': 'GATEHOUSE_SECRET_FILE',
+  'keys-file': 'GATEHOUSE_KEYS_FILE',
   'pwned-check': 'GATEHOUSE_PWNED_CHECK',
   'pwned-api-url': 'GATEHOUSE_PWNED_API_URL',
   'database-url': 'GATEHOUSE_DATABASE_URL',
@@ -68,6 +71,9 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
   const origins = flags['webauthn-origin'] ?? (env.GATEHOUSE_WEBAUTHN_ORIGINS === undefined ? undefined : splitOrigins(env.GATEHOUSE_WEBAUTHN_ORIGINS));
   if (origins !== undefined) values['webauthn-origin'] = origins;
   const secret = sourceOf(flags, values, 'secret');
+  const keysFile = values['keys-file'] === undefined ? null : nonEmpty('keys-file', values['keys-file']);
+  // Either one secret or named keys: a secret left beside a keys file would be a key nobody manages.
+  if (keysFile !== null && secret.kind !== 'none') throw new UsageError('give --keys-file or --secret/--secret-file, not both (check GATEHOUSE_KEYS_FILE, GATEHOUSE_SECRET and GATEHOUSE_SECRET_FILE too)');
   // The URLs carry passwords and the secrets sign: each may come from a file kept out of `ps`.
   for (const name of ['database-url', 'redis-url', 'webhook-secret', 'password-migration-secret'] as const) {
     const source = sourceOf(flags, values, name);
@@ -80,10 +86,11 @@ export function parseServeConfig(args: string[], env: Env): ServeConfig {
     dir: nonEmpty('dir', values.dir ?? './gatehouse_data'),
     secret: secret.kind === 'value' ? checkSecret(secret.value, '--secret') : null,
     secretFile: secret.kind === 'file' ? nonEmpty('secret-file', secret.value) : null,
+    keysFile,
     pwnedCheck: parseMode(values['pwned-check'] ?? 'online'),
     pwnedApiUrl: parseUrl('pwned-api-url', values['pwned-api-url'] ?? DEFAULT_PWNED_API_URL),
     docs: flags['no-docs'] !== true,
-    ...featureFlags(values, { metrics: flags['no-metrics'] !== true, secretConfigured: secret.kind !== 'none' }),
+    ...featureFlags(values, { metrics: flags['no-metrics'] !== true, secretConfigured: secret.kind !== 'none' || keysFile !== null }),
     webhookTimingScale: parseScale(env.GATEHOUSE_WEBHOOK_TIMING_SCALE),
   };
 }

@@ -33,8 +33,8 @@ export type FeatureFlagValues = Partial<Record<FeatureFlag, string>> & { 'webaut
 
 export function featureFlags(values: FeatureFlagValues, options: { metrics: boolean; secretConfigured: boolean }): FeatureFlags {
   const databaseUrl = values['database-url'] === undefined ? null : parseUrl('database-url', values['database-url'], ['postgres', 'postgresql'], true);
-  // §10: every instance must share the one secret, so none may generate its own.
-  if (databaseUrl !== null && !options.secretConfigured) throw new UsageError('--database-url needs a configured secret (--secret or --secret-file)');
+  // §10: every instance must share the one secret (or keys file, §17), so none may generate its own.
+  if (databaseUrl !== null && !options.secretConfigured) throw new UsageError('--database-url needs a configured secret (--secret, --secret-file or --keys-file)');
   return {
     databaseUrl,
     redisUrl: values['redis-url'] === undefined ? null : parseUrl('redis-url', values['redis-url'], ['redis', 'rediss'], true),

@@ -12,12 +12,19 @@ const DIR: FlagHelp = { flag: '--dir D', variable: 'GATEHOUSE_DATA_DIR', default
 const DATABASE_URL: FlagHelp = { flag: '--database-url URL', variable: 'GATEHOUSE_DATABASE_URL', meaning: 'postgres://user:password@host:5432/db instead of --dir' };
 const DATABASE_URL_FILE: FlagHelp = { flag: '--database-url-file F', variable: 'GATEHOUSE_DATABASE_URL_FILE', meaning: 'read the database URL from file F (mode 0600) instead' };
 
+const KEYS_FILE: FlagHelp = {
+  flag: '--keys-file F',
+  variable: 'GATEHOUSE_KEYS_FILE',
+  meaning: "named service keys with scopes (mode 0600; see 'gatehouse keys --help') instead of a secret; reloaded on change and on SIGHUP",
+};
+
 export const SERVE_FLAGS: FlagHelp[] = [
   { flag: '--port N', variable: 'GATEHOUSE_PORT', defaultValue: '4000', meaning: 'port to listen on (0 picks a free one)' },
   { flag: '--host H', variable: 'GATEHOUSE_HOST', defaultValue: '127.0.0.1', meaning: 'address to listen on' },
   { ...DIR, meaning: 'data directory (gatehouse.db, secret)' },
   { flag: '--secret S', variable: 'GATEHOUSE_SECRET', defaultValue: 'generated into <dir>/secret', meaning: 'the API credential, at least 16 printable ASCII characters' },
   { flag: '--secret-file F', variable: 'GATEHOUSE_SECRET_FILE', meaning: 'read the secret from file F (mode 0600) instead' },
+  KEYS_FILE,
   { flag: '--pwned-check MODE', variable: 'GATEHOUSE_PWNED_CHECK', defaultValue: 'online', meaning: 'online, offline (bundled list only) or off' },
   { flag: '--pwned-api-url URL', variable: 'GATEHOUSE_PWNED_API_URL', defaultValue: 'https://api.pwnedpasswords.com', meaning: 'base URL of the range API' },
   { flag: '--no-docs', meaning: 'turn off the API docs page (/docs)' },
@@ -49,7 +56,7 @@ function flagLines(flags: FlagHelp[]): string {
     .join('\n');
 }
 
-const COMMANDS = `  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S | --secret-file F]
+const COMMANDS = `  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./gatehouse_data] [--secret S | --secret-file F | --keys-file F]
                   [--pwned-check online|offline|off] [--pwned-api-url URL] [--no-docs]
                   [--database-url postgres://... --redis-url redis://...]
                   [--no-metrics] [--webhook-url URL --webhook-secret whsec_...] [--events-retention-days 90]
@@ -58,6 +65,7 @@ const COMMANDS = `  gatehouse serve [--port 4000] [--host 127.0.0.1] [--dir ./ga
   gatehouse import FILE|- [--dir D | --database-url URL] [--on-conflict fail|skip]
   gatehouse export [FILE|-] [--dir D | --database-url URL]
   gatehouse backup FILE [--dir D]
+  gatehouse keys add NAME --scope SCOPE | list | remove NAME  [--keys-file F]
   gatehouse generate-secret
   gatehouse --version`;
 
@@ -106,6 +114,26 @@ use its own tools (pg_dump).
 ${flagLines([DIR])}
 
 ${exitCodes('failed')}
+`,
+  keys: `Usage: gatehouse keys add NAME --scope SCOPE [--keys-file F]
+       gatehouse keys list [--keys-file F]
+       gatehouse keys remove NAME [--keys-file F]
+
+Manages the service keys of a keys file (one 'NAME SCOPE sha256:DIGEST' a line, # comments); the
+file holds digests, never keys. A running 'gatehouse serve --keys-file F' picks a change up within
+2 seconds, or at once on SIGHUP.
+
+  add NAME      makes a key (ghk_ and 32 random bytes, base64url), appends its line and prints the
+                key on stdout, once: it is stored nowhere. Creates the file (mode 0600) if missing.
+  list          names, scopes and the first 8 digits of each digest.
+  remove NAME   deletes the key's line.
+
+NAME is 1 to 64 of a-z, 0-9, _ and -. SCOPE is * (everything), read (every GET operation), or
+operationIds joined by commas (as in the API document, e.g. getUser,listUsers,disableUser).
+
+${flagLines([KEYS_FILE, { flag: '--scope SCOPE', meaning: 'what the new key may do (add only)' }])}
+
+Exit codes: 0 done, 2 bad arguments or a keys file that does not parse (nothing changed).
 `,
   'generate-secret': `Usage: gatehouse generate-secret
 

@@ -22,13 +22,13 @@ export function checkSecret(secret: string, source: string): string {
  * A secret file must be a regular file that group and others cannot read (API.md §9). A symlink is
  * refused rather than followed: whoever can point it elsewhere chooses the credential.
  */
-export function assertPrivateFile(path: string): void {
+export function assertPrivateFile(path: string, what = 'secret file'): void {
   const stat = lstatSync(path);
-  if (stat.isSymbolicLink()) throw new UsageError(`secret file ${path} is a symlink; give the file itself`);
-  if (!stat.isFile()) throw new UsageError(`secret file ${path} is not a regular file`);
+  if (stat.isSymbolicLink()) throw new UsageError(`${what} ${path} is a symlink; give the file itself`);
+  if (!stat.isFile()) throw new UsageError(`${what} ${path} is not a regular file`);
   const mode = stat.mode & 0o777;
   if ((mode & 0o044) !== 0) {
-    throw new UsageError(`secret file ${path} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
+    throw new UsageError(`${what} ${path} is readable by group or others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
   }
 }
 
@@ -42,8 +42,8 @@ export const exists = (path: string): boolean => {
 };
 
 /** What a secret file holds, without the surrounding whitespace (a trailing newline is not part of it). */
-export function readPrivateFile(path: string): string {
-  if (!exists(path)) throw new UsageError(`secret file ${path} does not exist`);
-  assertPrivateFile(path);
+export function readPrivateFile(path: string, what = 'secret file'): string {
+  if (!exists(path)) throw new UsageError(`${what} ${path} does not exist`);
+  assertPrivateFile(path, what);
   return readFileSync(path, 'utf8').trim();
 }

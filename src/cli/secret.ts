@@ -1,7 +1,9 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultKey, type ServiceKey } from '../keys/model';
 import { generateSecret } from '../security/random';
 import type { ServeConfig } from './config';
+import { loadKeysFile } from './keys';
 import { assertPrivateFile, checkSecret, exists, readPrivateFile } from './secret-rules';
 
 function readSecretFile(path: string): string {
@@ -45,4 +47,14 @@ export function resolveSecret(config: Pick<ServeConfig, 'secret' | 'secretFile' 
   if (config.secretFile !== null) return { secret: loadSecretFile(config.secretFile), origin: `using the secret in ${config.secretFile}` };
   const stored = loadOrCreateSecret(config.dir);
   return { secret: stored.secret, origin: `${stored.created ? 'generated a new secret in' : 'using the secret in'} ${stored.path}` };
+}
+
+/** The service keys at start (API.md §17): the keys file's, or the secret as the one key `default`. */
+export function resolveKeys(config: Pick<ServeConfig, 'secret' | 'secretFile' | 'dir' | 'keysFile'>): { keys: ServiceKey[]; origin: string | null } {
+  if (config.keysFile === null) {
+    const { secret, origin } = resolveSecret(config);
+    return { keys: [defaultKey(secret)], origin };
+  }
+  const keys = loadKeysFile(config.keysFile);
+  return { keys, origin: `using ${keys.length} keys from ${config.keysFile}` };
 }

@@ -11,8 +11,10 @@ import { PasswordHasher } from '../hashing/password-hash';
 import type { RateLimits } from '../limits/rate-limit';
 import { scaledTimings } from '../webhooks/model';
 import { startWebhookSender, type WebhookSender } from '../webhooks/service';
+import { createKeyRing, watchKeysFile } from '../keys/service';
 import type { ServeConfig } from './config';
-import { resolveSecret } from './secret';
+import { loadKeysFile } from './keys';
+import { resolveKeys } from './secret';
 import { openLimits, openStorage } from './storage';
 
 /** Argon2 runs on Bun's thread pool; a few more than the cores keeps them busy while others wait on I/O. */
@@ -39,9 +41,10 @@ function buildPlatform(config: ServeConfig, log: Logger, hasher: PasswordHasher,
 
 /** Starts serving and resolves to a `stop` that drains requests in flight and closes the database. */
 export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
-  // Before anything is opened or created: a refused secret file stops start-up with nothing written.
-  const { secret, origin } = resolveSecret(config);
+  // Before anything is opened or created: a refused secret or keys file stops start-up with nothing written.
+  const { keys: startingKeys, origin } = resolveKeys(config);
   if (origin !== null) log({ level: 'info', message: origin });
+  const keys = createKeyRing(startingKeys);
   const hasher = new PasswordHasher(HASHING_LIMITS);
   let sender: WebhookSender | null = null;
   // Events of this process wake the sender at once; rows of other instances wait for its next poll.
@@ -52,7 +55,7 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   const platform = buildPlatform(config, log, hasher, metrics, shared.limits);
   const services = createServices(stores, platform);
   const app = createApp(services, { docs: config.docs });
-  const handler = createHandler(app, services, { secret, log, docs: config.docs });
+  const handler = createHandler(app, services, { keys, log, docs: config.docs });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -68,6 +71,9 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
     routes: handler.routes,
     error: escapedFailure(log),
   });
+  const keysWatcher = config.keysFile === null ? null : watchKeysFile({ path: config.keysFile, ring: keys, load: loadKeysFile, log, onFailure: metrics?.countKeysReloadFailure });
+  const reloadKeys = () => keysWatcher?.reload();
+  if (keysWatcher !== null) process.on('SIGHUP', reloadKeys);
   const clock = platform.clock;
   const sweeper = startSweeper({ store: stores.codeRequests, clock, log });
   const eventSweeper = startEventSweeper({ store: stores.events, clock, log, retentionDays: config.eventsRetentionDays });
@@ -90,6 +96,8 @@ export async function serve(config: ServeConfig, log: Logger = stdoutLogger) {
   const stop = async () => {
     // A sweep under way finishes its batch before the storage closes (else it logs a failure at exit).
     const sweeps = Promise.all([sweeper.stop(), eventSweeper.stop()]);
+    keysWatcher?.stop();
+    process.off('SIGHUP', reloadKeys);
     await server.stop(false);
     // After the requests: their events are in the outbox by now, and go out on the next start.
     await sender?.stop();

@@ -9,6 +9,7 @@ import userDisabled from '../../drizzle/0005_user_disabled.sql' with { type: 'te
 import eventWebhookId from '../../drizzle/0006_event_webhook_id.sql' with { type: 'text' };
 import emailSignInRequests from '../../drizzle/0007_email_sign_in_requests.sql' with { type: 'text' };
 import usersAwaitingPasswordMigration from '../../drizzle/0008_users_awaiting_password_migration.sql' with { type: 'text' };
+import eventActor from '../../drizzle/0009_event_actor.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -24,6 +25,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0006_event_webhook_id': eventWebhookId,
   '0007_email_sign_in_requests': emailSignInRequests,
   '0008_users_awaiting_password_migration': usersAwaitingPasswordMigration,
+  '0009_event_actor': eventActor,
 };
 
 export interface MigrationMeta {

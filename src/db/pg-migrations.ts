@@ -9,6 +9,7 @@ import userDisabled from '../../drizzle/pg/0005_user_disabled.sql' with { type: 
 import eventWebhookId from '../../drizzle/pg/0006_event_webhook_id.sql' with { type: 'text' };
 import emailSignInRequests from '../../drizzle/pg/0007_email_sign_in_requests.sql' with { type: 'text' };
 import usersAwaitingPasswordMigration from '../../drizzle/pg/0008_users_awaiting_password_migration.sql' with { type: 'text' };
+import eventActor from '../../drizzle/pg/0009_event_actor.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -24,6 +25,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0006_event_webhook_id': eventWebhookId,
   '0007_email_sign_in_requests': emailSignInRequests,
   '0008_users_awaiting_password_migration': usersAwaitingPasswordMigration,
+  '0009_event_actor': eventActor,
 };
 
 export interface PgMigrationMeta {

@@ -166,6 +166,8 @@ export const events = pgTable(
     type: text('type').notNull(),
     userId: text('user_id'),
     clientIp: text('client_ip'),
+    /** The name of the service key whose request caused it (API.md §17); null for the sweeper, the import, expiry. */
+    actor: text('actor'),
     /** The webhook-id it is sent under (see schema.ts): 128-bit UUID v4 as 32 hex digits, drawn for every row, old ones included. */
     webhookId: text('webhook_id').notNull().default(sql`('evt_' || replace(gen_random_uuid()::text, '-', ''))`),
   },

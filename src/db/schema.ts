@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+// The events and their webhook outbox live in a file of their own; drizzle-kit reads them through this one.
+export * from './schema-events';
 
 export const users = sqliteTable(
   'users',
@@ -112,66 +114,11 @@ export const totpCredentials = sqliteTable('totp_credentials', {
   lastUsedStep: integer('last_used_step').notNull(),
 });
 
-/**
- * The security events of API.md §12. AUTOINCREMENT, not a plain rowid: once the sweep has emptied
- * the table a rowid would start again at 1, and a reader's `after` cursor would skip the new events.
- * No foreign key to users: a user's events outlive the user until the retention sweep.
- */
-/** `evt_` and 32 hex digits (128 random bits), the shape PostgreSQL's column default also gives. */
-export function newWebhookId(): string {
-  return `evt_${randomBytes(16).toString('hex')}`;
-}
-
-export const events = sqliteTable(
-  'events',
-  {
-    id: integer('id').primaryKey({ autoIncrement: true }),
-    time: integer('time').notNull(),
-    type: text('type').notNull(),
-    userId: text('user_id'),
-    clientIp: text('client_ip'),
-    /**
-     * The webhook-id the event is sent under: random, so ids never repeat across deployments or after
-     * a restore (the numeric id would). SQLite cannot add a column with a random default: '' is only
-     * there for ALTER TABLE; inserts fill it (here, or with bulk.ts's WEBHOOK_ID_SQL in raw SQL), and a trigger
-     * of migration 0006 gives any insert that left it '' one.
-     */
-    webhookId: text('webhook_id').notNull().default('').$defaultFn(newWebhookId),
-  },
-  (table) => [
-    index('events_user').on(table.userId, table.id),
-    index('events_type').on(table.type, table.id),
-    index('events_time').on(table.time),
-  ],
-);
-
-/**
- * The webhook outbox: one row per event to send, written in the event's own transaction and deleted
- * once a receiver acknowledged it. Times in milliseconds, so retries can be scheduled finely.
- */
-export const webhookDeliveries = sqliteTable(
-  'webhook_deliveries',
-  {
-    eventId: integer('event_id')
-      .primaryKey()
-      .references(() => events.id, { onDelete: 'cascade' }),
-    /** 'pending' until delivered (the row is then deleted) or 'failed' after the retry window. */
-    state: text('state').notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAtMs: integer('next_attempt_at_ms').notNull().default(0),
-    /** A claimed row belongs to `lease_token` until this time; then any sender may claim it again. */
-    leaseUntilMs: integer('lease_until_ms').notNull().default(0),
-    leaseToken: text('lease_token'),
-  },
-  (table) => [index('webhook_deliveries_due').on(table.state, table.nextAttemptAtMs)],
-);
-
 export type UserRow = typeof users.$inferSelect;
 export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;
 export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
 export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;
 export type TotpCredentialRow = typeof totpCredentials.$inferSelect;
-export type EventRow = typeof events.$inferSelect;
 /**
  * A user's WebAuthn credentials (API.md §13). The credential id and public key are base64url as the
  * library hands them over; `transports` is a comma-separated list of known values.

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { t } from 'elysia';
+import { currentActor } from '../http/caller';
 import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 
 export const TAG = 'Events';
@@ -46,13 +47,20 @@ export interface EventDraft {
   time: number;
   userId: string | null;
   clientIp: string | null;
+  /** The service key of the request that caused it (API.md §17); null outside a request. */
+  actor: string | null;
 }
 
+/**
+ * Drafted in the request's own asynchronous flow, so the actor is taken here: a store may write the
+ * draft in a batch that another request's turn commits (db/group-commit.ts).
+ */
 export const draft = (type: EventType, time: number, userId: string | null, clientIp: string | null = null): EventDraft => ({
   type,
   time,
   userId,
   clientIp,
+  actor: currentActor(),
 });
 
 export const Event = t.Object({
@@ -65,6 +73,10 @@ export const Event = t.Object({
   ),
   user_id: t.Union([t.String(), t.Null()], { examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
   client_ip: t.Union([t.String(), t.Null()], { description: 'The client_ip of the request, when it carried one', examples: ['203.0.113.7'] }),
+  actor: t.Union([t.String(), t.Null()], {
+    description: 'The name of the service key whose request caused the event; null when none did (the retention sweep, an import, an expiry)',
+    examples: ['support_tool'],
+  }),
 });
 export type EventView = typeof Event.static;
 
@@ -74,6 +86,7 @@ export interface StoredEvent {
   type: string;
   userId: string | null;
   clientIp: string | null;
+  actor: string | null;
 }
 
 export const toEventView = (event: StoredEvent): EventView => ({
@@ -82,6 +95,7 @@ export const toEventView = (event: StoredEvent): EventView => ({
   type: event.type as EventType,
   user_id: event.userId,
   client_ip: event.clientIp,
+  actor: event.actor,
 });
 
 /** Unknown, not String, so the values are checked by parseEventQuery with one rule for all of them. */

@@ -19,10 +19,10 @@ export function postgresEventAppender(options: { outbox: boolean; onOutboxWrite?
   return async (tx, drafts) => {
     if (drafts.length === 0) return;
     // Bun.SQL sends a string bound as jsonb JSON-encoded once more (a jsonb string); as text it stays the array.
-    const rows = JSON.stringify(drafts.map((d, n) => ({ n, time: d.time, type: d.type, user_id: d.userId, client_ip: d.clientIp })));
-    const insert = sql`insert into ${events} (time, type, user_id, client_ip)
-      select time, type, user_id, client_ip
-      from jsonb_to_recordset((${rows}::text)::jsonb) as d(n int, time bigint, type text, user_id text, client_ip text)
+    const rows = JSON.stringify(drafts.map((d, n) => ({ n, time: d.time, type: d.type, user_id: d.userId, client_ip: d.clientIp, actor: d.actor })));
+    const insert = sql`insert into ${events} (time, type, user_id, client_ip, actor)
+      select time, type, user_id, client_ip, actor
+      from jsonb_to_recordset((${rows}::text)::jsonb) as d(n int, time bigint, type text, user_id text, client_ip text, actor text)
       where pg_current_xact_id() is not null order by n
       returning id`;
     if (!options.outbox) {

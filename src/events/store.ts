@@ -21,7 +21,7 @@ export function eventAppender(options: { outbox: boolean; onOutboxWrite?: () => 
     if (drafts.length === 0) return;
     const ids = tx
       .insert(events)
-      .values(drafts.map((d) => ({ time: d.time, type: d.type, userId: d.userId, clientIp: d.clientIp })))
+      .values(drafts.map((d) => ({ time: d.time, type: d.type, userId: d.userId, clientIp: d.clientIp, actor: d.actor })))
       .returning({ id: events.id })
       .all();
     if (!options.outbox) return;

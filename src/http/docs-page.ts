@@ -66,7 +66,7 @@ export function docsPage() {
         tags: DOCS_TAGS,
         components: {
           securitySchemes: {
-            secret: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The raw configured secret, no scheme' },
+            secret: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The raw configured secret or service key, no scheme' },
           },
         },
       },

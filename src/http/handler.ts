@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { ErrorCode } from '../errors';
+import { type Caller, runAsActor, setCallerOf } from './caller';
 import { errorResponse } from './responses';
 import { MAX_BODY_BYTES, unexpectedFailure } from './conventions';
 import { withCommonHeaders } from './headers';
@@ -11,9 +11,6 @@ import { generateId } from '../security/random';
 const requestIdPrefix = generateId().slice(0, 8);
 let requestCount = 0;
 const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}`;
-
-// Bun's one-shot hasher: a third of node:crypto's createHash cost, paid on every request.
-const sha256 = (value: string) => Bun.SHA256.hash(value) as Uint8Array;
 
 /** What is served without the credential (API.md §1): the health check, and the docs while they are on. */
 function isPublic(method: string, path: string, docs: boolean): boolean {
@@ -52,6 +49,8 @@ function pathStartOf(url: string): number {
 export interface DirectRead {
   prefix: string;
   template: string;
+  /** The route's operationId, for the caller's scope. */
+  operationId: string;
   answer: (id: string) => Response | Promise<Response>;
 }
 const PLAIN_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -73,34 +72,41 @@ export type RequestHandler = ((request: Request) => Response | Promise<Response>
  * all before Elysia routes anything, so an unknown path without the credential is 401.
  */
 export function createRequestHandler(options: {
-  secret: string;
+  /** The caller a credential belongs to, undefined for an unknown one (API.md §1, §17). */
+  findCaller: (authorization: string | null) => Caller | undefined;
   log: Logger;
   route: (request: Request) => Promise<Response> | Response;
   docs: boolean;
   directReads?: DirectRead[];
   /** Told every answered request, with the template of the route it reached (undefined: none). */
   observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
+  /** Told the name of the caller of every request that carried a known credential. */
+  observeCaller?: (name: string) => void;
 }): RequestHandler {
-  const { observe, log, directReads = [] } = options;
-  const secretDigest = sha256(options.secret);
-  const isAuthorized = (header: string | null) =>
-    header !== null && timingSafeEqual(sha256(header), secretDigest);
+  const { observe, observeCaller, log, directReads = [] } = options;
 
   const handle = (request: Request): Response | Promise<Response> => {
     const started = performance.now();
     const url = request.url;
     const pathStart = pathStartOf(url);
     const path = pathOf(url, pathStart);
-    const refused = refusal(request, path, started);
-    if (refused !== undefined) return refused;
+    const caller = admit(request, path, started);
+    if (caller instanceof Response) return caller;
     const direct = request.method === 'GET' ? directReadOf(path) : undefined;
-    if (direct !== undefined) return readDirectly(request, path, started, direct.read, direct.id);
+    if (direct !== undefined) return readDirectly(request, path, started, direct.read, direct.id, caller);
     // Only the router reads the URL itself; the direct reads use the path found above.
     const routable = withRoutableUrl(request, pathStart);
-    return Promise.resolve(options.route(routable)).then((response) =>
-      finish(routable, path, started, withCommonHeaders(response), routeTemplateOf(routable)),
-    );
+    if (caller === null) return route(routable, path, started, null);
+    setCallerOf(routable, caller);
+    return runAsActor(caller.name, () => route(routable, path, started, caller));
   };
+
+  /** Through Elysia, which checks the caller's scope once it has matched the route (callerScopes). */
+  function route(routable: Request, path: string, started: number, caller: Caller | null): Promise<Response> {
+    return Promise.resolve(options.route(routable)).then((response) =>
+      finish(routable, path, started, withCommonHeaders(response), routeTemplateOf(routable), caller),
+    );
+  }
 
   const routes = Object.fromEntries(
     directReads.map((read) => [
@@ -113,46 +119,59 @@ export function createRequestHandler(options: {
           const started = performance.now();
           // The path as routed: an id sent with escapes (`%61bc`) is logged decoded (`abc`).
           const path = read.prefix + id;
-          return refusal(request, path, started) ?? readDirectly(request, path, started, read, id);
+          const caller = admit(request, path, started);
+          return caller instanceof Response ? caller : readDirectly(request, path, started, read, id, caller);
         },
       },
     ]),
   );
   return Object.assign(handle, { routes });
 
-  /** The credential (unless the path is public), then the size limit: the answer if either refuses. */
-  function refusal(request: Request, path: string, started: number): Response | undefined {
-    if (!isPublic(request.method, path, options.docs) && !isAuthorized(request.headers.get('authorization'))) {
-      return finish(request, path, started, refuseUnread(request, 'NOT_AUTHENTICATED'), undefined);
+  /**
+   * The credential (unless the path is public), then the size limit: the answer if either refuses,
+   * else the caller (null on a public path).
+   */
+  function admit(request: Request, path: string, started: number): Caller | null | Response {
+    let caller: Caller | null = null;
+    if (!isPublic(request.method, path, options.docs)) {
+      const found = options.findCaller(request.headers.get('authorization'));
+      if (found === undefined) return finish(request, path, started, refuseUnread(request, 'NOT_AUTHENTICATED'), undefined, null);
+      caller = found;
     }
     if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) {
-      return finish(request, path, started, refuseUnread(request, 'PAYLOAD_TOO_LARGE'), undefined);
+      return finish(request, path, started, refuseUnread(request, 'PAYLOAD_TOO_LARGE'), undefined, caller);
     }
-    return undefined;
+    return caller;
   }
 
-  function readDirectly(request: Request, path: string, started: number, read: DirectRead, id: string): Response | Promise<Response> {
+  /** The direct read checks the scope itself, where Elysia's route would (right after matching, before the 404). */
+  function readDirectly(request: Request, path: string, started: number, read: DirectRead, id: string, caller: Caller | null): Response | Promise<Response> {
+    if (caller !== null && !caller.permits(read.operationId)) {
+      return finish(request, path, started, errorResponse('FORBIDDEN'), read.template, caller);
+    }
     try {
       const answered = read.answer(id);
-      if (!(answered instanceof Promise)) return finish(request, path, started, answered, read.template);
+      if (!(answered instanceof Promise)) return finish(request, path, started, answered, read.template, caller);
       return answered.then(
-        (response) => finish(request, path, started, response, read.template),
-        (error) => finish(request, path, started, unexpectedFailure(request, error), undefined),
+        (response) => finish(request, path, started, response, read.template, caller),
+        (error) => finish(request, path, started, unexpectedFailure(request, error), undefined, caller),
       );
     } catch (error) {
-      return finish(request, path, started, unexpectedFailure(request, error), undefined);
+      return finish(request, path, started, unexpectedFailure(request, error), undefined, caller);
     }
   }
 
   /** `request`: the one the app handled, which carries its route template and noted failure. */
-  function finish(request: Request, path: string, started: number, response: Response, template: string | undefined): Response {
+  function finish(request: Request, path: string, started: number, response: Response, template: string | undefined, caller: Caller | null): Response {
     const requestId = nextRequestId();
     const ms = performance.now() - started;
     const status = response.status;
     if (status >= 500) logFailure(request, requestId);
     observe?.(request.method, template, status, ms / 1000);
+    const key = caller === null ? null : caller.name;
+    if (key !== null) observeCaller?.(key);
     // Only the path: query strings may carry an email_query.
-    log(new AccessLine(requestId, request.method, path, status, Math.round(ms * 100) / 100));
+    log(new AccessLine(requestId, request.method, path, status, Math.round(ms * 100) / 100, key));
     return response;
   }
 

@@ -97,6 +97,8 @@ export class AccessLine {
     readonly path: string,
     readonly status: number,
     readonly ms: number,
+    /** The name of the caller's key (API.md §17), of `[a-z0-9_-]`: written without escaping; null before one is known. */
+    readonly key: string | null,
   ) {}
 }
 
@@ -104,7 +106,7 @@ const QUOTED_METHODS = new Map(STANDARD_METHODS.map((method) => [method, `"${met
 
 function formatAccessLine(line: AccessLine): string {
   const method = QUOTED_METHODS.get(line.method) ?? JSON.stringify(line.method);
-  return `{"time":"${isoNow()}","request_id":"${line.request_id}","method":${method},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${hundredths(line.ms)}}\n`;
+  return `{"time":"${isoNow()}","request_id":"${line.request_id}","method":${method},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${hundredths(line.ms)},"key":${line.key === null ? 'null' : `"${line.key}"`}}\n`;
 }
 
 /**

@@ -3,7 +3,8 @@ import { ERROR_STATUS, type ErrorCode } from '../errors';
 
 /** Every endpoint can answer these (the size check runs before routing), so they are added to each route's list. */
 const EVERYWHERE: ErrorCode[] = ['PAYLOAD_TOO_LARGE', 'UNKNOWN_ERROR'];
-const AUTHENTICATED: ErrorCode[] = ['NOT_AUTHENTICATED', ...EVERYWHERE];
+/** A key outside its scope is FORBIDDEN on any operation that needs the credential (API.md §17). */
+const AUTHENTICATED: ErrorCode[] = ['NOT_AUTHENTICATED', 'FORBIDDEN', ...EVERYWHERE];
 
 export interface RouteDoc {
   /**
@@ -14,11 +15,11 @@ export interface RouteDoc {
   summary: string;
   tag: string;
   description?: string;
-  /** The error codes this endpoint can answer besides NOT_AUTHENTICATED, PAYLOAD_TOO_LARGE and UNKNOWN_ERROR. */
+  /** The error codes this endpoint can answer besides NOT_AUTHENTICATED, FORBIDDEN, PAYLOAD_TOO_LARGE and UNKNOWN_ERROR. */
   errors: ErrorCode[];
   /** The 200 body; omitted for 204 endpoints. */
   ok?: TSchema;
-  /** Public endpoints carry no credential and cannot answer NOT_AUTHENTICATED. */
+  /** Public endpoints carry no credential and cannot answer NOT_AUTHENTICATED or FORBIDDEN. */
   public?: boolean;
 }
 

@@ -92,6 +92,25 @@ export function createMetricsService({ store, hashing }: { store: MetricsStore; 
   new Gauge({ name: 'gatehouse_users_awaiting_password_migration', help: 'Users imported without a password hash whose password is not taken over yet', registers, async collect() {
     this.set(await store.usersAwaitingMigration());
   } });
+  // By key name (API.md §17): plain increments on the request path, read at scrape time. Bounded by
+  // the names the keys file has held since the start.
+  const byKey = new Map<string, { count: number }>();
+  new Counter({
+    name: 'gatehouse_requests_by_key_total',
+    help: 'Requests that carried a known service key, by the key\'s name',
+    labelNames: ['key'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [key, { count }] of byKey) this.inc({ key }, count);
+    },
+  });
+  const reloadFailures = new Counter({
+    name: 'gatehouse_keys_reload_failures_total',
+    help: 'Reloads of the keys file that failed (the keys in force were kept)',
+    registers,
+  });
+  reloadFailures.inc(0);
   // Every bounded label value exists from the start, at zero, so rates and alerts need no special case.
   for (const limit of Object.values(LIMIT_NAMES)) limitRefusals.inc({ limit }, 0);
   for (const source of BREACH_ANSWER_SOURCES) breachAnswers.inc({ source }, 0);
@@ -128,6 +147,12 @@ export function createMetricsService({ store, hashing }: { store: MetricsStore; 
         }
       }
     },
+    countKeyRequest(name: string): void {
+      const found = byKey.get(name);
+      if (found === undefined) byKey.set(name, { count: 1 });
+      else found.count++;
+    },
+    countKeysReloadFailure: () => reloadFailures.inc(),
     countLimitRefusal: (limit: LimitName) => limitRefusals.inc({ limit }),
     countBreachAnswer: (source: BreachAnswerSource) => breachAnswers.inc({ source }),
     countDeliveryAttempt: (outcome: DeliveryOutcome) => attempts.inc({ outcome }),

@@ -55,7 +55,7 @@ export function sqliteWebhookStore(db: Db): WebhookStore {
   // A JSON array of ids as the one parameter: one prepared statement for any number of rows.
   const deleteDelivered = db.$client.query<never, [string]>('delete from webhook_deliveries where event_id in (select value from json_each(?))');
   const eventsById = db.$client.query<StoredEvent & { webhookId: string }, [string]>(
-    'select id, time, type, user_id as userId, client_ip as clientIp, webhook_id as webhookId from events where id in (select value from json_each(?))',
+    'select id, time, type, user_id as userId, client_ip as clientIp, actor, webhook_id as webhookId from events where id in (select value from json_each(?))',
   );
   const settle = (token: string, results: readonly AttemptResult[]) => {
     const delivered = results.filter((r) => r.outcome === 'delivered').map((r) => r.eventId);

@@ -11,6 +11,7 @@ import { machine, type Row, table, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
 import { scaleOutBench } from './scale-out';
 import { severalBench } from './several';
+import { keysBench } from './service-keys';
 import { transferBench } from './transfer';
 import { measureStartup, type RunningServer, startBareServer, startGatehouse } from './server';
 import { watchingBench } from './watching';
@@ -113,6 +114,8 @@ async function main() {
     const passkeyLogin = await passkeyLogins(server, dir, userId);
     const logLines = server.lines();
     const exitSmall = await server.stop();
+    // Issue 36: the same read with 100 service keys, against one secret (alone: BENCH_ONLY=keys).
+    const keys = await keysRounds(dir, userId);
 
     log(`seeding up to ${count(LARGE)} users`);
     const large = seedUsers(join(dir, 'data'), LARGE - SMALL, passwordHash);
@@ -142,6 +145,7 @@ async function main() {
     const targets: Target[] = [
       target('GET /users/{id} ÷ bare Bun.serve', rate(getUser) / rate(bare), '≥', 0.6),
       ...floor.targets,
+      ...keys.targets,
       target('verify-password ÷ hashing ceiling', rate(verify) / rate(hashing), '≥', 0.9),
       target('verify-password p99 ÷ p50', verify.load!.p99Ms / verify.load!.p50Ms, '≤', 4),
       target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20),
@@ -158,6 +162,7 @@ async function main() {
     console.log(table([bare, hashing, slicedRow, idleRow, getUser, listSmall, verify, passkeyLogin, listLarge, lastPage, create, startup]));
     console.log(`\nTargets:\n${targetLines(targets)}`);
     console.log(`\nGET /users/{id} against the floor, rounds interleaved:\n${table(floor.rows)}`);
+    console.log(`\nGET /users/{id} with 100 service keys against one secret, rounds interleaved:\n${table(keys.rows)}`);
     console.log(`\nWatching it run (metrics, events, webhooks):\n${table(watching.rows)}\n\nTargets:\n${targetLines(watching.targets)}`);
     console.log(severalReport(several));
     console.log(scaleOutReport(scaleOut));
@@ -183,6 +188,27 @@ async function passkeyOnly(server: RunningServer, dir: string, userId: string): 
 function floorRounds(dir: string, server: RunningServer, userId: string) {
   const measureGet = (on: RunningServer, name: string, path: string) => scenario(on, `${name}, load ${loadavg()[0]!.toFixed(1)}`, { path });
   return floorBench({ dir: join(dir, 'data'), secret: SECRET, gatehouse: server, userId, rounds: Number(process.env.FLOOR_ROUNDS ?? 2), measure: measureGet });
+}
+
+/** Issue 36: KEYS_ROUNDS (default 2) interleaved rounds of one secret and of 100 keys, each on a server of its own. */
+function keysRounds(dir: string, userId: string) {
+  const measureGet = (on: RunningServer, name: string, path: string, authorization: string) =>
+    measure(on, `${name}, load ${loadavg()[0]!.toFixed(1)}`, { url: on.baseUrl + path, headers: { authorization } });
+  return keysBench({ dir: join(dir, 'data'), secret: SECRET, userId, rounds: Number(process.env.KEYS_ROUNDS ?? 2), measure: measureGet });
+}
+
+/** BENCH_ONLY=keys: issue 36's rounds alone, on 1,000 users. */
+async function keysOnly(): Promise<void> {
+  ensureWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-keys-'));
+  try {
+    const { sampleIds } = seedUsers(join(dir, 'data'), SMALL, await Bun.password.hash(PASSWORD, ARGON2));
+    const keys = await keysRounds(dir, sampleIds[0]!);
+    console.log(machine(settings));
+    console.log(`${table(keys.rows)}\n\nTargets:\n${targetLines(keys.targets)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** BENCH_ONLY=floor: issue 26's rounds alone, on 1,000 users, then verify-password against the hashing ceiling. */
@@ -258,6 +284,7 @@ async function transfer() {
 
 if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
 else if (process.env.BENCH_ONLY === 'floor') await floorOnly();
+else if (process.env.BENCH_ONLY === 'keys') await keysOnly();
 else {
   if (process.env.BENCH_ONLY !== 'transfer') await main();
   await transfer();

@@ -69,7 +69,7 @@ export async function runToExit(args: string[], options: { command?: string[]; e
 export interface ServerProcess {
   url: string;
   port: number;
-  /** The credential in use: from --secret, GATEHOUSE_SECRET, or the file the server says it wrote. */
+  /** The credential in use: from --secret, GATEHOUSE_SECRET, or the file the server says it wrote ('' with a keys file). */
   secret: string;
   dir: string;
   proc: Subprocess<'ignore', 'pipe', 'pipe'>;
@@ -162,6 +162,8 @@ function flagValue(args: string[], name: string): string | undefined {
 /** As the server chooses (API.md §8): a flag beats a variable, and a value or a file beats the generated secret. */
 function resolveSecret(args: string[], env: Record<string, string>, lines: Record<string, unknown>[]): string {
   const readFile = (path: string) => readFileSync(path, 'utf8').trim();
+  // Service keys (API.md §17): the file holds no key; the test sends its own Authorization header.
+  if (flagValue(args, '--keys-file') !== undefined || env.GATEHOUSE_KEYS_FILE) return '';
   const fromFlag = flagValue(args, '--secret');
   if (fromFlag !== undefined) return fromFlag;
   const fileFlag = flagValue(args, '--secret-file');

@@ -59,6 +59,8 @@ const sharesOf = (answers: Answer[]): Served => [answers.filter((a) => a.process
 export interface TwoProcessOptions {
   /** More flags for both `serve` commands (e.g. --webauthn-rp-id). */
   extraArgs?: string[];
+  /** The credential flags of process 0 or 1, instead of `--secret SECRET` (e.g. each its own --keys-file). */
+  credentials?: (index: number) => string[];
 }
 
 export async function startTwoProcesses(options: TwoProcessOptions = {}): Promise<TwoProcesses> {
@@ -75,13 +77,13 @@ export async function startTwoProcesses(options: TwoProcessOptions = {}): Promis
   try {
     const database = await pg.freshDatabase();
     sql = new SQL({ url: database.url, max: 4 });
-    const args = (dir: string) => [
+    const args = (dir: string, index: number) => [
       'serve', '--port', '0', '--dir', dir, '--pwned-check', 'off',
-      '--database-url', database.url, '--redis-url', redis.url, '--secret', SECRET,
+      '--database-url', database.url, '--redis-url', redis.url, ...(options.credentials?.(index) ?? ['--secret', SECRET]),
       ...(options.extraArgs ?? []),
     ];
     // One after the other, as two operators would: the second finds the migrations applied.
-    for (const dir of dirs) servers.push(await startServer({ args: args(dir), timeoutMs: 60_000 }));
+    for (const [index, dir] of dirs.entries()) servers.push(await startServer({ args: args(dir, index), timeoutMs: 60_000 }));
     const call = async (n: number, method: string, path: string, body?: unknown): Promise<Answer> => {
       const process = n % 2;
       const response = await servers[process]!.request(method, path, body);

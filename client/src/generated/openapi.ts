@@ -796,6 +796,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -942,6 +954,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -1069,6 +1093,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -1163,6 +1199,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -1228,6 +1276,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -1347,6 +1407,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -1441,6 +1513,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -1506,6 +1590,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -1594,6 +1690,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -1709,6 +1817,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -1813,6 +1933,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -1928,6 +2060,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -2025,6 +2169,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2128,6 +2284,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -2193,6 +2361,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2283,6 +2463,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2378,6 +2570,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2498,6 +2702,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -2563,6 +2779,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2661,6 +2889,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -2726,6 +2966,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2824,6 +3076,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -2931,6 +3195,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3014,6 +3290,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3079,6 +3367,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -3172,6 +3472,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3245,6 +3557,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -3358,6 +3682,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3452,6 +3788,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -3567,6 +3915,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3632,6 +3992,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -3720,6 +4092,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3785,6 +4169,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -3883,6 +4279,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -3978,6 +4386,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -4093,6 +4513,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -4220,6 +4652,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4293,6 +4737,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -4358,6 +4814,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -4477,6 +4945,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -4623,6 +5103,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4744,6 +5236,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -4850,6 +5354,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -5004,6 +5520,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -5118,6 +5646,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -5196,6 +5736,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -5319,6 +5871,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
             /** @description NOT_FOUND */
             404: {
                 headers: {
@@ -5397,6 +5961,11 @@ export interface operations {
                          * @example 203.0.113.7
                          */
                         client_ip: string | null;
+                        /**
+                         * @description The name of the service key whose request caused the event; null when none did (the retention sweep, an import, an expiry)
+                         * @example support_tool
+                         */
+                        actor: string | null;
                     }[];
                 };
             };
@@ -5421,6 +5990,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
@@ -5477,6 +6058,18 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
                     };
                 };
             };
