@@ -27,6 +27,8 @@ const HTTP_SUITES = [
   'test/passkeys.test.ts',
   'test/passkeys-refusals.test.ts',
   'test/passkeys-limits.test.ts',
+  'test/api-keys.test.ts',
+  'test/api-keys-races.test.ts',
   'test/events.test.ts',
   'test/webhooks.test.ts',
   'test/imported-hashes.test.ts',

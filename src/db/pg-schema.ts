@@ -196,3 +196,23 @@ export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;
 export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
 export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;
 export type TotpCredentialRow = typeof totpCredentials.$inferSelect;
+
+/** End-user API keys (API.md §18): see schema.ts. */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    scopes: text('scopes').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    start: text('start').notNull(),
+    createdAt: unixSeconds('created_at').notNull(),
+    expiresAt: unixSeconds('expires_at'),
+    lastUsedAt: unixSeconds('last_used_at'),
+  },
+  (table) => [index('api_keys_user').on(table.userId, table.createdAt, table.id)],
+);
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -214,3 +214,27 @@ export const challenges = sqliteTable(
 );
 export type PasskeyRow = typeof passkeys.$inferSelect;
 export type ChallengeRow = typeof challenges.$inferSelect;
+
+/**
+ * End-user API keys (API.md §18). The key itself is never stored: `secret_hash` is the SHA-256 (hex) of
+ * its random part, found by the key's id, which the key carries. `scopes` holds the scope words joined
+ * by spaces (a scope has none); `start` is the key's first 12 characters, for display.
+ */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    scopes: text('scopes').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    start: text('start').notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at'),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [index('api_keys_user').on(table.userId, table.createdAt, table.id)],
+);
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -5,7 +5,7 @@ import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 export const TAG = 'Events';
 
 /** Every event type of API.md §12, §13 and §14. */
-/** Every event type of API.md §12, §13 and §15. */
+/** Every event type of API.md §12, §13, §15 and §18. */
 export const EVENT_TYPES = [
   'user.created',
   'user.deleted',
@@ -33,6 +33,8 @@ export const EVENT_TYPES = [
   'address.cleared',
   'email_code.used',
   'email_code.incorrect',
+  'api_key.created',
+  'api_key.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
