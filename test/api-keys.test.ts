@@ -105,7 +105,7 @@ describe('creating and listing keys', () => {
     await createKey(h, user.id, { name: 'room again' });
     // Another user's keys do not count.
     await createKey(h, (await h.createUser()).id);
-  });
+  }, 60_000);
 });
 
 describe('verifying keys', () => {

@@ -1,0 +1,67 @@
+import { expect, test } from 'bun:test';
+import { createHarness, type Harness } from './support/harness';
+import { rowsOf } from './support/rows';
+
+/**
+ * API keys under parallel requests (API.md §18, §1 Atomicity), on every set-up: with postgres-2 the
+ * requests alternate between two instances. test/contention-api-keys.test.ts runs the same on two processes.
+ */
+const ROUNDS = 5;
+
+const create = (h: Harness, userId: string, name: string) => h.call('POST', `/users/${userId}/api-keys`, { body: { name } });
+
+test('20 parallel creations for a user holding 90 keys: exactly 10 succeed, the user ends with exactly 100', async () => {
+  const h = createHarness();
+  for (let round = 0; round < ROUNDS; round++) {
+    const user = await h.createUser();
+    for (let i = 0; i < 90; i++) await create(h, user.id, `seed ${i}`);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => create(h, user.id, `parallel ${i}`)));
+    const statuses = answers.map((a) => (a.status === 200 ? '200' : `${a.status} ${a.json.error}`)).sort();
+    expect({ round, statuses }).toEqual({ round, statuses: [...Array(10).fill('200'), ...Array(10).fill('400 NOT_ALLOWED')] });
+    expect({ round, stored: (await rowsOf(h, 'apiKeys', { userId: user.id })).length }).toEqual({ round, stored: 100 });
+  }
+}, 120_000);
+
+/**
+ * Verifies of one key keep arriving while it is deleted: every verify sent after the delete answered
+ * is INVALID_API_KEY, and the ones before it succeed (the key was good until then).
+ */
+export async function deleteDuringVerifies(
+  send: (n: number, method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>,
+  userId: string,
+  created: { id: string; key: string },
+) {
+  let deletedAt = Infinity;
+  let stop = false;
+  const seen: { sentAt: number; status: number; error?: string }[] = [];
+  const loop = async (lane: number) => {
+    for (let n = lane; !stop; n += 4) {
+      const sentAt = performance.now();
+      const answer = await send(n, 'POST', '/verify-api-key', { key: created.key });
+      seen.push({ sentAt, status: answer.status, error: answer.json?.error });
+      if (performance.now() > deletedAt + 50) stop = true;
+      // In-process answers can settle without a macrotask: let the timer and the delete run.
+      await Bun.sleep(0);
+    }
+  };
+  const lanes = [0, 1, 2, 3].map(loop);
+  await Bun.sleep(20);
+  const deleted = await send(1, 'DELETE', `/users/${userId}/api-keys/${created.id}`);
+  deletedAt = performance.now();
+  expect(deleted.status).toBe(204);
+  await Promise.all(lanes);
+  const after = seen.filter((v) => v.sentAt > deletedAt);
+  expect(after.length).toBeGreaterThan(0);
+  expect(after.filter((v) => v.status !== 400 || v.error !== 'INVALID_API_KEY')).toEqual([]);
+  expect(seen.filter((v) => v.status !== 200 && v.error !== 'INVALID_API_KEY')).toEqual([]);
+  expect(seen.some((v) => v.status === 200)).toBe(true);
+}
+
+test('a key deleted while verifies keep arriving: no success for a verify sent after the delete answered', async () => {
+  const h = createHarness();
+  for (let round = 0; round < ROUNDS; round++) {
+    const user = await h.createUser();
+    const created = (await create(h, user.id, 'doomed')).json;
+    await deleteDuringVerifies((_n, method, path, body) => h.call(method, path, { body }), user.id, created);
+  }
+}, 120_000);
