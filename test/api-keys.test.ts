@@ -56,7 +56,7 @@ describe('creating and listing keys', () => {
     for (const item of listed) expect(item.key).toBeUndefined();
     expect(listed[1].expires_at ?? listed[2].expires_at).toBe(seconds(h) + 3600);
     expect(await list(h, (await h.createUser()).id)).toEqual([]);
-  });
+  }, 30_000);
 
   test('an unknown user is 404 before a bad body; a disabled user is USER_DISABLED after a bad body', async () => {
     const { h, user } = await setup();
@@ -69,7 +69,7 @@ describe('creating and listing keys', () => {
     expect(await list(h, user.id)).toEqual([]);
     await h.call('POST', `/users/${user.id}/enable`);
     await createKey(h, user.id);
-  });
+  }, 30_000);
 
   test('bad input is INVALID_DATA and changes nothing', async () => {
     const { h, user } = await setup();
@@ -93,7 +93,7 @@ describe('creating and listing keys', () => {
     // The bounds themselves are accepted.
     await createKey(h, user.id, { name: 'x'.repeat(64), scopes: Array.from({ length: 32 }, (_, i) => `s${i}:${'y'.repeat(60)}`.slice(0, 64)), expires_at: now + 315_576_000 });
     await createKey(h, user.id, { name: '😀'.repeat(64), expires_at: now + 1 });
-  });
+  }, 30_000);
 
   test('at most 100 keys a user: the 101st is NOT_ALLOWED, and a deletion makes room', async () => {
     const { h, user } = await setup();
@@ -123,7 +123,7 @@ describe('verifying keys', () => {
     const none = await createKey(h, user.id, { name: 'no scopes' });
     expect((await verify(h, none.key)).status).toBe(200);
     expectError(await verify(h, none.key, ['repo:read']), 400, 'INSUFFICIENT_SCOPE');
-  });
+  }, 30_000);
 
   test('anything but an issued, live key is INVALID_API_KEY', async () => {
     const { h, user } = await setup();
@@ -143,7 +143,7 @@ describe('verifying keys', () => {
     // The key itself still works, and had no last_used_at from all that.
     expect((await rowOf(h, 'apiKeys', { id }))!.lastUsedAt).toBeNull();
     expect((await verify(h, key)).status).toBe(200);
-  });
+  }, 30_000);
 
   test('a malformed key is refused without reading the store; a well-formed one costs one lookup', async () => {
     const { h, user } = await setup();
@@ -169,7 +169,7 @@ describe('verifying keys', () => {
     expectError(await verify(h, `gh_${other.id}${key.slice(27)}`), 400, 'INVALID_API_KEY');
     expectError(await verify(h, flipped(key, 40)), 400, 'INVALID_API_KEY');
     expect(calls).toEqual(['findWithOwner', 'findWithOwner']);
-  });
+  }, 30_000);
 
   test('expiry is read-time: API_KEY_EXPIRED from expires_at on, before the scope and the user state', async () => {
     const { h, user } = await setup();
@@ -182,7 +182,7 @@ describe('verifying keys', () => {
     await h.call('POST', `/users/${user.id}/disable`, { body: {} });
     expectError(await verify(h, key), 400, 'API_KEY_EXPIRED');
     expect((await list(h, user.id)).map((k: Created) => k.expires_at)).toEqual([seconds(h)]);
-  });
+  }, 30_000);
 
   test("a disabled user's keys answer USER_DISABLED, last, and work again once enabled", async () => {
     const { h, user } = await setup();
@@ -195,7 +195,7 @@ describe('verifying keys', () => {
     const res = await verify(h, key);
     expect(res.status).toBe(200);
     expect(res.json.user.disabled).toBe(false);
-  });
+  }, 30_000);
 
   test('bad bodies are INVALID_DATA', async () => {
     const { h, user } = await setup();
@@ -205,7 +205,7 @@ describe('verifying keys', () => {
       expect({ body, status: res.status, json: res.json }).toEqual({ body, status: 400, json: { error: 'INVALID_DATA' } });
     }
     expect((await rowOf(h, 'apiKeys', { userId: user.id }))!.lastUsedAt).toBeNull();
-  });
+  }, 30_000);
 
   test('last_used_at is written at most once a minute per key, also by parallel verifies', async () => {
     const { h, user } = await setup();
@@ -237,7 +237,7 @@ describe('verifying keys', () => {
     h.advance(MINUTE);
     expectError(await verify(h, key, ['x']), 400, 'INSUFFICIENT_SCOPE');
     expect(writes).toBe(2);
-  });
+  }, 30_000);
 });
 
 describe('deleting keys', () => {
@@ -258,7 +258,7 @@ describe('deleting keys', () => {
     expect(await list(h, user.id)).toEqual([]);
     expect(summary(await eventsDuring(h, async () => expect((await h.call('DELETE', `/users/${user.id}/api-keys`)).status).toBe(204)))).toEqual([]);
     expect((await verify(h, theirs.key)).status).toBe(200);
-  });
+  }, 30_000);
 
   test("deleting the user deletes its keys", async () => {
     const { h, user } = await setup();
@@ -266,7 +266,7 @@ describe('deleting keys', () => {
     expect((await h.call('DELETE', `/users/${user.id}`)).status).toBe(204);
     expect(await rowsOf(h, 'apiKeys')).toEqual([]);
     expectError(await verify(h, key), 400, 'INVALID_API_KEY');
-  });
+  }, 30_000);
 });
 
 test('/metrics counts verifies by result', async () => {
