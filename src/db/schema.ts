@@ -1,30 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { users } from './schema-users';
 
-export const users = sqliteTable(
-  'users',
-  {
-    id: text('id').primaryKey(),
-    createdAt: integer('created_at').notNull(),
-    email: text('email'),
-    emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
-    passwordHash: text('password_hash').notNull(),
-    recoveryCodeHash: text('recovery_code_hash').notNull(),
-    // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
-    disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
-    disabledUntil: integer('disabled_until'),
-  },
-  (table) => [
-    uniqueIndex('users_email_unique').on(table.email),
-    index('users_created_at_id').on(table.createdAt, table.id),
-  ],
-);
-
-/** Maintained by triggers so that listing users never needs a COUNT(*) scan. */
-export const counters = sqliteTable('counters', {
-  name: text('name').primaryKey(),
-  value: integer('value').notNull().default(0),
-});
+// The users and the counters live in schema-users.ts (this file stays short); drizzle-kit and the stores see them here.
+export * from './schema-users';
 
 /** What every code-carrying request has: when it was made, when it lapses, and its wrong codes so far. */
 const requestLifetimeColumns = () => ({
