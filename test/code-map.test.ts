@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 /** The README's "Code map", checked: which folder may import what, and the shape of a feature. */
 const SRC = resolve(import.meta.dir, '../src');
-const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'email-sign-in', 'totp', 'recovery-code', 'status', 'passkeys', 'events', 'metrics'];
+const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'email-sign-in', 'totp', 'recovery-code', 'status', 'passkeys', 'api-keys', 'events', 'metrics'];
 /** store.ts holds the interface and the SQLite implementation, store.pg.ts the PostgreSQL one. */
 const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
 /** Features that serve no path (the webhook sender, the command-line transfer): the same files without routes. */
