@@ -7,10 +7,14 @@ import { generateId } from './random';
  * key carries its id, so a check is one lookup by id and one constant-time comparison.
  */
 const KEY_SHAPE = /^gh_([abcdefghijkmnpqrstuvwxyz23456789]{24})_([A-Za-z0-9_-]{43})$/;
+/** A key's id: what parseApiKey accepts, so an imported key stays verifiable. */
+export const isApiKeyId = (id: string): boolean => /^[abcdefghijkmnpqrstuvwxyz23456789]{24}$/.test(id);
 /** The last base64url character of 32 bytes carries 2 padding bits: only these end a canonical encoding. */
 const CANONICAL_LAST = /[AEIMQUYcgkosw048]$/;
 
 export const API_KEY_START_LENGTH = 12;
+/** The key's first 12 characters (API.md §18): `gh_` and the start of its id, so an imported key gets it from its id. */
+export const apiKeyStart = (id: string): string => `gh_${id}`.slice(0, API_KEY_START_LENGTH);
 
 /** SHA-256 of the random part, hex. */
 const secretHash = (secret: string): string => (Bun.SHA256.hash(secret, 'hex') as string);
@@ -19,7 +23,7 @@ export function generateApiKey(): { id: string; key: string; secretHash: string;
   const id = generateId();
   const secret = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
   const key = `gh_${id}_${secret}`;
-  return { id, key, secretHash: secretHash(secret), start: key.slice(0, API_KEY_START_LENGTH) };
+  return { id, key, secretHash: secretHash(secret), start: apiKeyStart(id) };
 }
 
 /** The id and secret of a well-formed key; undefined for anything else, decided without storage. */
