@@ -60,7 +60,8 @@ export async function apiKeysBench(dir: string, settings: LoadSettings, log: (me
     await sqlite.stop();
   }
 
-  if ((await postgresAvailability()).ok) {
+  // BENCH_API_KEYS_SQLITE_ONLY=1 leaves PostgreSQL out, for a quick look at the SQLite pair.
+  if (process.env.BENCH_API_KEYS_SQLITE_ONLY === undefined && (await postgresAvailability()).ok) {
     const pg = await startPostgres();
     try {
       const database = await pg.createDatabase({ name: 'gatehouse_bench_api_keys' });
