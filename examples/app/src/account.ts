@@ -20,6 +20,7 @@ export function accountRoutes(app: App, deps: AppDeps) {
   <dt>Authenticator app</dt><dd id="totp-state">${user.data.registered_totp ? 'on' : html`off: <a href="/account/totp">set it up</a>`}</dd>
   <dt>Passkeys</dt><dd><ul id="passkeys">${keys.map((key) => html`<li>${key.name}</li>`)}</ul>
     <button id="passkey-add" type="button">Add a passkey</button> <span class="error" id="passkey-error" role="alert" hidden></span></dd>
+  <dt>API keys</dt><dd><a id="api-keys-link" href="/account/api-keys">Keys for your scripts</a></dd>
 </dl>`);
     })
     .get('/verify-email', ({ session }) => (session.userId ? verifyEmailPage(session) : redirect('/sign-in')))
