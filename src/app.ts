@@ -1,4 +1,6 @@
 import { Elysia } from 'elysia';
+import { apiKeysRoutes } from './api-keys/routes';
+import { createApiKeysService } from './api-keys/service';
 import { emailSignInRoutes } from './email-sign-in/routes';
 import { createEmailSignInService } from './email-sign-in/service';
 import { emailUpdateRoutes } from './email-update/routes';
@@ -76,6 +78,7 @@ export function createServices(stores: Stores, given: Platform) {
     recoveryCode: createRecoveryCodeService({ ...platform, store: stores.recoveryCode }),
     passwordReset: createPasswordResetService({ ...platform, store: stores.passwordReset, users: stores.users }),
     passkeys: createPasskeysService({ ...platform, store: stores.passkeys, users: stores.users, relyingParty: platform.relyingParty ?? null }),
+    apiKeys: createApiKeysService({ store: stores.apiKeys, clock: platform.clock, countVerify: metrics?.countApiKeyVerify }),
     events: createEventsService({ store: stores.events }),
     metrics,
   };
@@ -101,6 +104,7 @@ export function createApp(services: Services, options: { docs?: boolean } = {}) 
     .use(passwordResetRoutes(services.passwordReset, findUser))
     .use(emailSignInRoutes(services.emailSignIn, findUser))
     .use(passkeysRoutes(services.passkeys, findUser))
+    .use(apiKeysRoutes(services.apiKeys, findUser))
     .use(eventsRoutes(services.events))
     .use(metrics === null ? new Elysia() : metricsRoutes(metrics));
   for (const { method, path, hooks } of app.routes) {

@@ -1,5 +1,5 @@
 /**
- * Every error code of the API (seed-spec, API.md §2, §10, §11, §13, §14, §17) with its status: the one table the error
+ * Every error code of the API (seed-spec, API.md §2, §10, §11, §13, §14, §17, §18) with its status: the one table the error
  * hook answers from and the OpenAPI error lists are derived from.
  */
 export const ERROR_STATUS = {
@@ -15,6 +15,9 @@ export const ERROR_STATUS = {
   PASSKEY_ALREADY_REGISTERED: 400,
   UNSUPPORTED_PASSWORD_HASH: 400,
   USER_DISABLED: 400,
+  INVALID_API_KEY: 400,
+  API_KEY_EXPIRED: 400,
+  INSUFFICIENT_SCOPE: 400,
   NOT_AUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

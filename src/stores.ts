@@ -1,3 +1,5 @@
+import { postgresApiKeyStore } from './api-keys/store.pg';
+import { sqliteApiKeyStore } from './api-keys/store';
 import { postgresCodeRequestStore } from './code-requests/store.pg';
 import { postgresEmailSignInStore } from './email-sign-in/store.pg';
 import { postgresEmailUpdateStore } from './email-update/store.pg';
@@ -48,6 +50,7 @@ export function sqliteStores(db: Db, options: { webhookOutbox?: boolean; onOutbo
     status: sqliteStatusStore(db),
     codeRequests: sqliteCodeRequestStore(db),
     passkeys: sqlitePasskeyStore(db, append),
+    apiKeys: sqliteApiKeyStore(db, append),
     events: sqliteEventStore(db, append),
     metrics: sqliteMetricsStore(db),
     webhooks: sqliteWebhookStore(db),
@@ -77,6 +80,7 @@ export function postgresStores(db: PgDb, options: { webhookOutbox?: boolean; onO
     status: guard(postgresStatusStore(db)),
     codeRequests: guard(postgresCodeRequestStore(db)),
     passkeys: guard(postgresPasskeyStore(db, append)),
+    apiKeys: guard(postgresApiKeyStore(db, append)),
     events: guard(postgresEventStore(db, append)),
     metrics: guard(postgresMetricsStore(db)),
     webhooks: guard(postgresWebhookStore(db)),

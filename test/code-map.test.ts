@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 /** docs/architecture.md, checked: which room may import what, the shape of a feature, no cycles, short files. */
 const SRC = resolve(import.meta.dir, '../src');
-const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'email-sign-in', 'totp', 'recovery-code', 'status', 'passkeys', 'events', 'metrics'];
+const FEATURES = ['users', 'passwords', 'password-reset', 'email-verification', 'email-update', 'email-sign-in', 'totp', 'recovery-code', 'status', 'passkeys', 'api-keys', 'events', 'metrics'];
 /** store.ts holds the interface and the SQLite implementation, store.pg.ts the PostgreSQL one. */
 const FEATURE_FILES = ['model.ts', 'routes.ts', 'service.ts', 'store.pg.ts', 'store.ts'];
 /** Folders inside a feature: pieces only that feature needs (the wiring may name them too). */

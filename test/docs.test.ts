@@ -195,7 +195,8 @@ describe('OpenAPI document states the real rules (issue 11)', () => {
       const properties = operation.requestBody?.content?.['application/json']?.schema?.properties ?? {};
       for (const [name, field] of Object.entries<Record<string, unknown>>(properties)) {
         expect({ route, name, type: field.type }).toEqual({ route, name, type: expect.anything() });
-        const constrained = isConstrained(field) || name === 'request_id';
+        // Ids and keys the server looks up: anything that is not one it issued is INVALID_REQUEST or INVALID_API_KEY, never INVALID_DATA.
+        const constrained = isConstrained(field) || name === 'request_id' || (route.path === '/verify-api-key' && name === 'key');
         expect({ route, name, constrained }).toEqual({ route, name, constrained: true });
       }
     }

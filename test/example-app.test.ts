@@ -210,4 +210,26 @@ describe.skipIf(skip)('the example app in a real browser', () => {
     await signInWithPassword(NEW_PASSWORD);
     expect(new URL(page.url()).pathname).toBe('/account');
   }), 60_000);
+
+  test('an API key is made and shown once, works on the app\'s own API, and stops when deleted', () => step('api keys', async () => {
+    await go('/account');
+    await submit('#api-keys-link');
+    await page.fill('input[name=name]', 'backup script');
+    await submit('#api-key-create');
+    const key = (await page.textContent('#api-key-new')) ?? '';
+    expect(key).toMatch(/^gh_[a-z2-9]{24}_[A-Za-z0-9_-]{43}$/);
+    expect(await page.textContent('#api-keys')).toContain('backup script');
+    const me = (bearer: string) => fetch(`${origin}/api/me`, { headers: { authorization: `Bearer ${bearer}` } });
+    const answer = await me(key);
+    expect([answer.status, await answer.json()]).toEqual([200, { email: EMAIL, key: 'backup script' }]);
+    expect((await me(`${key.slice(0, -2)}AA`)).status).toBe(401);
+    await go('/account/api-keys');
+    expect(await page.locator('#api-key-new').count()).toBe(0);
+    expect(await page.content()).not.toContain(key);
+    await submit('.api-key-delete');
+    expect(await page.textContent('[role=status]')).toContain('deleted');
+    expect(await page.locator('#api-keys li').count()).toBe(0);
+    const after = await me(key);
+    expect([after.status, await after.json()]).toEqual([401, { error: 'not a valid key' }]);
+  }), 60_000);
 });

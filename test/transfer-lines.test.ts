@@ -31,12 +31,13 @@ describe('import lines', () => {
       totpKey: null,
       totpLastStep: null,
       passkeys: [],
+      apiKeys: [],
     });
   });
 
   test('every field as export writes it; null is absent; unknown keys are ignored; the email is normalised', () => {
     const line = { id: 'auth0|5f7c8ec7c33c6c004bbafe82', created_at: 1, email: 'Ada@Example.COM', email_verified: true, password_hash: HASH, recovery_code_hash: ARGON, totp_key: KEY, totp_last_step: 58_000_000, registered_totp: true };
-    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, disabled: false, disabledUntil: null, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000, passkeys: [] });
+    expect(parse(line)).toEqual({ line: 3, id: line.id, createdAt: 1, email: 'ada@example.com', emailVerified: true, disabled: false, disabledUntil: null, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: KEY, totpLastStep: 58_000_000, passkeys: [], apiKeys: [] });
     expect(parse({ password_hash: HASH, id: null, created_at: null, email: null, email_verified: null, recovery_code_hash: null, totp_key: null, totp_last_step: null })).toMatchObject({ id: 'generatedid', email: null, totpKey: null, totpLastStep: null });
     expect(parse({ password_hash: HASH, totp_key: KEY })).toMatchObject({ totpKey: KEY, totpLastStep: 0 });
   });
@@ -93,18 +94,18 @@ describe('import lines', () => {
 
 describe('export lines', () => {
   test('keys in a fixed order, null for a missing TOTP credential', () => {
-    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, disabled: false, disabledUntil: null, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [] };
+    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: 'ä@example.com', emailVerified: true, disabled: false, disabledUntil: null, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [], apiKeys: [] };
     const line = toNdjsonLine(user);
     expect(line).toBe(
-      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"disabled":false,"disabled_until":null,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null,"passkeys":[]}`,
+      `{"id":"x7gq2m9kd4a8rfe3hn5pjc6w","created_at":5,"email":"ä@example.com","email_verified":true,"disabled":false,"disabled_until":null,"password_hash":${JSON.stringify(HASH)},"recovery_code_hash":${JSON.stringify(ARGON)},"totp_key":null,"totp_last_step":null,"passkeys":[],"api_keys":[]}`,
     );
-    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'disabled', 'disabled_until', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step', 'passkeys']);
+    expect(Object.keys(JSON.parse(line))).toEqual(['id', 'created_at', 'email', 'email_verified', 'disabled', 'disabled_until', 'password_hash', 'recovery_code_hash', 'totp_key', 'totp_last_step', 'passkeys', 'api_keys']);
     const reparsed = parseImportLine(line, 1, defaults);
     expect(reparsed).toEqual(user);
   });
 
   test('the account state (API.md §14) goes out and comes back', () => {
-    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: null, emailVerified: false, disabled: true, disabledUntil: 1_900_000_000, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [] };
+    const user: StagedUser = { line: 1, id: 'x7gq2m9kd4a8rfe3hn5pjc6w', createdAt: 5, email: null, emailVerified: false, disabled: true, disabledUntil: 1_900_000_000, passwordHash: HASH, recoveryCodeHash: ARGON, totpKey: null, totpLastStep: null, passkeys: [], apiKeys: [] };
     const line = toNdjsonLine(user);
     expect(line).toContain('"disabled":true,"disabled_until":1900000000,');
     expect(parseImportLine(line, 1, defaults)).toEqual(user);
@@ -184,5 +185,39 @@ describe('passkeys in lines (API.md §13)', () => {
       'line 5: passkeys[0].credential_id: PASSKEY_ALREADY_REGISTERED, held by an existing passkey',
       'line 6: passkeys[2].id: an existing passkey has this id',
     ]);
+  });
+});
+
+describe('API keys in lines (API.md §18)', () => {
+  const ID = 'q7m2x9kd4a8rfe3hn5pjc6wb';
+  const HASH_HEX = 'a'.repeat(64);
+  const withKeys = (...api_keys: unknown[]) => ({ password_hash: HASH, api_keys });
+  const key = { id: ID, name: 'CI', scopes: ['repo:read'], secret_hash: HASH_HEX, created_at: 5, expires_at: 6, last_used_at: null };
+
+  test('read as stored, start from the id, an expires_at in the past taken; written back as read', () => {
+    const parsed = parse(withKeys(key)) as StagedUser;
+    expect(parsed.apiKeys).toEqual([{ id: ID, name: 'CI', scopes: ['repo:read'], secretHash: HASH_HEX, start: `gh_${ID.slice(0, 9)}`, createdAt: 5, expiresAt: 6, lastUsedAt: null }]);
+    expect(JSON.parse(toNdjsonLine(parsed)).api_keys).toEqual([key]);
+    expect((parse(withKeys({ id: ID, name: 'n', secret_hash: HASH_HEX })) as StagedUser).apiKeys[0]).toMatchObject({ scopes: [], createdAt: 1_800_000_000, expiresAt: null });
+  });
+
+  test('each bad key names its field', () => {
+    const cases: [unknown, string][] = [
+      [{ ...key, id: 'short' }, 'api_keys[0].id'],
+      [{ ...key, id: ID.toUpperCase() }, 'api_keys[0].id'],
+      [{ ...key, name: '' }, 'api_keys[0].name'],
+      [{ ...key, name: 'x'.repeat(65) }, 'api_keys[0].name'],
+      [{ ...key, scopes: ['A'] }, 'api_keys[0].scopes'],
+      [{ ...key, scopes: Array.from({ length: 33 }, (_, i) => `s${i}`) }, 'api_keys[0].scopes'],
+      [{ ...key, secret_hash: 'A'.repeat(64) }, 'api_keys[0].secret_hash'],
+      [{ ...key, secret_hash: undefined }, 'api_keys[0].secret_hash'],
+      [{ ...key, created_at: -1 }, 'api_keys[0].created_at'],
+      [{ ...key, expires_at: 1.5 }, 'api_keys[0].expires_at'],
+      ['key', 'api_keys[0]'],
+    ];
+    for (const [bad, field] of cases) expect({ bad, problem: parse(withKeys(bad)) }).toMatchObject({ bad, problem: { kind: 'invalid', field } });
+    expect(parse(withKeys(key, key))).toMatchObject({ kind: 'invalid', field: 'api_keys[1].id' });
+    expect(parse({ password_hash: HASH, api_keys: 'x' })).toMatchObject({ kind: 'invalid', field: 'api_keys' });
+    expect(parse(withKeys(...Array.from({ length: 101 }, () => key)))).toMatchObject({ kind: 'invalid', field: 'api_keys' });
   });
 });

@@ -134,4 +134,40 @@ describe('export → import → export', () => {
     expect(await passkeyNames(from, user.id)).toEqual(['Laptop', 'Phone']);
     expect((await from.call('GET', `/users/${other.id}/passkeys`)).json).toEqual([]);
   });
+
+  test('API keys travel as hashes (API.md §18): they verify after the import, an expired one as API_KEY_EXPIRED; the second export is the same bytes', async () => {
+    const from = passkeyHarness();
+    const user = await from.createUser({ email: 'keys@example.com' });
+    const seconds = Math.floor(from.now() / 1000);
+    const make = async (body: Record<string, unknown>) => (await from.call('POST', `/users/${user.id}/api-keys`, { body })).json;
+    const live = await make({ name: 'CI', scopes: ['repo:read', 'deploy'] });
+    // The export and import run on the real clock, long after the harness's: this key has expired for them.
+    const expired = await make({ name: 'old', expires_at: seconds + 60 });
+    expect((await from.call('POST', '/verify-api-key', { body: { key: live.key } })).status).toBe(200);
+    await from.createUser();
+    const first = await exportText(from);
+    const line = JSON.parse(first.split('\n').find((l) => l.includes(user.id))!);
+    // Oldest first, ties (the same second here) by id.
+    expect(line.api_keys).toEqual([
+      { id: live.id, name: 'CI', scopes: ['repo:read', 'deploy'], secret_hash: expect.stringMatching(/^[0-9a-f]{64}$/), created_at: seconds, expires_at: null, last_used_at: seconds },
+      { id: expired.id, name: 'old', scopes: [], secret_hash: expect.stringMatching(/^[0-9a-f]{64}$/), created_at: seconds, expires_at: seconds + 60, last_used_at: null },
+    ].sort((a, b) => (a.id < b.id ? -1 : 1)));
+    expect(first).not.toContain(live.key.slice(28));
+
+    const to = passkeyHarness();
+    await to.ready;
+    expect(await importText(to, first)).toMatchObject({ result: 'imported', imported: 2, problemLines: 0 });
+    expect(await exportText(to)).toBe(first);
+    const verified = await to.call('POST', '/verify-api-key', { body: { key: live.key, scopes: ['deploy'] } });
+    expect(verified.status).toBe(200);
+    expect(verified.json.api_key).toMatchObject({ id: live.id, user_id: user.id, start: live.start });
+    expect(verified.json.user).toMatchObject({ id: user.id, email: 'keys@example.com' });
+    to.advance(365 * 86_400_000);
+    expect((await to.call('POST', '/verify-api-key', { body: { key: expired.key } })).json).toEqual({ error: 'API_KEY_EXPIRED' });
+
+    // The same keys again, under another user: their ids are taken.
+    const again = { ...line, id: 'another', email: 'another@example.com' };
+    const refused = await importText(to, `${JSON.stringify(again)}\n`, 'fail');
+    expect(refused).toMatchObject({ result: 'refused', imported: 0, problemLines: 1, reported: ['line 1: api_keys[0].id: an existing API key has this id', 'line 1: api_keys[1].id: an existing API key has this id'] });
+  });
 });

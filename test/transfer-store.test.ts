@@ -33,6 +33,7 @@ const staged = (line: number): StagedUser => ({
   totpKey: line % 2 === 0 ? GENERATED_TOTP_KEY : null,
   totpLastStep: line % 2 === 0 ? line : null,
   passkeys: line % 100 === 0 ? [{ ...PASSKEY, id: `passkey-${line}`, credentialId: `cred${line}` }] : [],
+  apiKeys: [],
 });
 
 /** A database with the transfer store under test, and a second connection that writes as a server would. */
@@ -213,7 +214,7 @@ describe.each(ENGINES)('on $name', ({ skip, open }) => {
       expect(seen).toHaveLength(2500);
       expect(seen.every((u) => u.id.startsWith('u'))).toBe(true);
       expect(await count(db, 'users')).toBe(2503);
-      expect(seen[0]).toEqual({ id: 'u00001', createdAt: 1, email: 'u1@example.com', emailVerified: false, disabled: false, disabledUntil: null, passwordHash: GENERATED_HASH, recoveryCodeHash: GENERATED_HASH, totpKey: null, totpLastStep: null, passkeys: [] });
+      expect(seen[0]).toEqual({ id: 'u00001', createdAt: 1, email: 'u1@example.com', emailVerified: false, disabled: false, disabledUntil: null, passwordHash: GENERATED_HASH, recoveryCodeHash: GENERATED_HASH, totpKey: null, totpLastStep: null, passkeys: [], apiKeys: [] });
       await db.close();
     });
   });

@@ -10,6 +10,7 @@ import eventWebhookId from '../../drizzle/pg/0006_event_webhook_id.sql' with { t
 import emailSignInRequests from '../../drizzle/pg/0007_email_sign_in_requests.sql' with { type: 'text' };
 import usersAwaitingPasswordMigration from '../../drizzle/pg/0008_users_awaiting_password_migration.sql' with { type: 'text' };
 import eventActor from '../../drizzle/pg/0009_event_actor.sql' with { type: 'text' };
+import apiKeys from '../../drizzle/pg/0010_api_keys.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -26,6 +27,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0007_email_sign_in_requests': emailSignInRequests,
   '0008_users_awaiting_password_migration': usersAwaitingPasswordMigration,
   '0009_event_actor': eventActor,
+  '0010_api_keys': apiKeys,
 };
 
 export interface PgMigrationMeta {

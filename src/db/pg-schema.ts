@@ -1,9 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { unixSeconds } from './pg-columns';
 
-// The PostgreSQL twin of schema.ts: same tables, columns and indexes. Times stay Unix seconds, as
-// bigint so they outlive 2038; mode 'number' because Bun.SQL returns int8 as a string otherwise.
-const unixSeconds = (name: string) => bigint(name, { mode: 'number' });
+// The events and their webhook outbox live in a file of their own; drizzle-kit reads them through this one.
+export * from './pg-schema-events';
+
+// The PostgreSQL twin of schema.ts: same tables, columns and indexes.
 
 export const users = pgTable(
   'users',
@@ -153,50 +155,29 @@ export const challenges = pgTable(
   (table) => [index('challenges_expires').on(table.expiresAt), index('challenges_user').on(table.userId)],
 );
 
-/**
- * Security events (API.md §12). Ids come from an identity, never reused. Appenders commit in
- * parallel, so ids may commit out of order; the reader passes only ids whose writers have all ended
- * (events/store.pg.ts), so a client paging with `after` sees them in increasing order and skips none.
- */
-export const events = pgTable(
-  'events',
-  {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    time: unixSeconds('time').notNull(),
-    type: text('type').notNull(),
-    userId: text('user_id'),
-    clientIp: text('client_ip'),
-    /** The name of the service key whose request caused it (API.md §17); null for the sweeper, the import, expiry. */
-    actor: text('actor'),
-    /** The webhook-id it is sent under (see schema.ts): 128-bit UUID v4 as 32 hex digits, drawn for every row, old ones included. */
-    webhookId: text('webhook_id').notNull().default(sql`('evt_' || replace(gen_random_uuid()::text, '-', ''))`),
-  },
-  (table) => [
-    index('events_user').on(table.userId, table.id),
-    index('events_type').on(table.type, table.id),
-    index('events_time').on(table.time),
-  ],
-);
-
-/** The webhook outbox: one row per event to send, written in the event's own transaction. */
-export const webhookDeliveries = pgTable(
-  'webhook_deliveries',
-  {
-    eventId: bigint('event_id', { mode: 'number' })
-      .primaryKey()
-      .references(() => events.id, { onDelete: 'cascade' }),
-    state: text('state').notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    nextAttemptAtMs: bigint('next_attempt_at_ms', { mode: 'number' }).notNull().default(0),
-    leaseUntilMs: bigint('lease_until_ms', { mode: 'number' }).notNull().default(0),
-    leaseToken: text('lease_token'),
-  },
-  (table) => [index('webhook_deliveries_due').on(table.state, table.nextAttemptAtMs)],
-);
-
 export type UserRow = typeof users.$inferSelect;
 export type PasskeyRow = typeof passkeys.$inferSelect;
 export type PasswordResetRequestRow = typeof passwordResetRequests.$inferSelect;
 export type EmailUpdateRequestRow = typeof emailUpdateRequests.$inferSelect;
 export type EmailVerificationRequestRow = typeof emailVerificationRequests.$inferSelect;
 export type TotpCredentialRow = typeof totpCredentials.$inferSelect;
+
+/** End-user API keys (API.md §18): see schema.ts. */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    scopes: text('scopes').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    start: text('start').notNull(),
+    createdAt: unixSeconds('created_at').notNull(),
+    expiresAt: unixSeconds('expires_at'),
+    lastUsedAt: unixSeconds('last_used_at'),
+  },
+  (table) => [index('api_keys_user').on(table.userId, table.createdAt, table.id)],
+);
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

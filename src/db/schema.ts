@@ -1,35 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { users } from './schema-users';
 
-// The events and their webhook outbox live in a file of their own; drizzle-kit reads them through this one.
+// The users, the counters, the events and their webhook outbox live in files of their own (this one
+// stays short); drizzle-kit and the stores see them here.
+export * from './schema-users';
 export * from './schema-events';
-
-export const users = sqliteTable(
-  'users',
-  {
-    id: text('id').primaryKey(),
-    createdAt: integer('created_at').notNull(),
-    email: text('email'),
-    emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
-    passwordHash: text('password_hash').notNull(),
-    recoveryCodeHash: text('recovery_code_hash').notNull(),
-    // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
-    disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
-    disabledUntil: integer('disabled_until'),
-  },
-  (table) => [
-    uniqueIndex('users_email_unique').on(table.email),
-    index('users_created_at_id').on(table.createdAt, table.id),
-    // Users awaiting password migration (API.md §19), counted per /metrics scrape; the literal is password-migration/model.ts's AWAITING_MIGRATION.
-    index('users_awaiting_password_migration').on(table.id).where(sql`password_hash = '!awaiting-password-migration'`),
-  ],
-);
-
-/** Maintained by triggers so that listing users never needs a COUNT(*) scan. */
-export const counters = sqliteTable('counters', {
-  name: text('name').primaryKey(),
-  value: integer('value').notNull().default(0),
-});
 
 /** What every code-carrying request has: when it was made, when it lapses, and its wrong codes so far. */
 const requestLifetimeColumns = () => ({
@@ -164,3 +140,27 @@ export const challenges = sqliteTable(
 );
 export type PasskeyRow = typeof passkeys.$inferSelect;
 export type ChallengeRow = typeof challenges.$inferSelect;
+
+/**
+ * End-user API keys (API.md §18). The key itself is never stored: `secret_hash` is the SHA-256 (hex) of
+ * its random part, found by the key's id, which the key carries. `scopes` holds the scope words joined
+ * by spaces (a scope has none); `start` is the key's first 12 characters, for display.
+ */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    scopes: text('scopes').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    start: text('start').notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at'),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [index('api_keys_user').on(table.userId, table.createdAt, table.id)],
+);
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -5,7 +5,7 @@ import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 
 export const TAG = 'Events';
 
-/** Every event type of API.md §12 to §15 and §19. */
+/** Every event type of API.md §12 to §15, §18 and §19. */
 export const EVENT_TYPES = [
   'user.created',
   'user.deleted',
@@ -34,6 +34,8 @@ export const EVENT_TYPES = [
   'address.cleared',
   'email_code.used',
   'email_code.incorrect',
+  'api_key.created',
+  'api_key.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

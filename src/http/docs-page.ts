@@ -32,6 +32,7 @@ const DOCS_TAGS = [
   { name: 'Two-factor', description: 'TOTP and the recovery code' },
   { name: 'Email sign-in', description: "Sign in without a password, with a code emailed to the user's address" },
   { name: 'Passkeys', description: 'WebAuthn: register passkeys, log in without a password, or use one as the second factor' },
+  { name: 'API keys', description: "Keys your users make for their scripts (personal access tokens): create, list, delete, verify" },
   { name: 'Events', description: 'Security events, oldest first, to read on from the last one seen' },
   { name: 'Metrics', description: 'Prometheus metrics of the running server' },
 ];

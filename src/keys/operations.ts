@@ -53,6 +53,11 @@ export const OPERATIONS = {
   verifyPasskey: 'POST',
   renamePasskey: 'PATCH',
   deletePasskey: 'DELETE',
+  createApiKey: 'POST',
+  listApiKeys: 'GET',
+  deleteApiKey: 'DELETE',
+  deleteApiKeys: 'DELETE',
+  verifyApiKey: 'POST',
   listEvents: 'GET',
   getMetrics: 'GET',
 } as const satisfies Record<string, 'GET' | 'POST' | 'PATCH' | 'DELETE'>;

@@ -1,3 +1,4 @@
+import { VERIFY_RESULTS, type VerifyResult } from '../api-keys/model';
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
 import { BREACH_ANSWER_SOURCES, type BreachAnswerSource } from '../breach-check/checker';
 import type { HashingStats } from '../hashing/password-hash';
@@ -111,11 +112,18 @@ export function createMetricsService({ store, hashing }: { store: MetricsStore; 
     registers,
   });
   reloadFailures.inc(0);
+  const apiKeyVerifies = new Counter({
+    name: 'gatehouse_api_key_verifications_total',
+    help: 'POST /verify-api-key answers by result: valid, invalid, expired, insufficient_scope or user_disabled',
+    labelNames: ['result'] as const,
+    registers,
+  });
   // Every bounded label value exists from the start, at zero, so rates and alerts need no special case.
   for (const limit of Object.values(LIMIT_NAMES)) limitRefusals.inc({ limit }, 0);
   for (const source of BREACH_ANSWER_SOURCES) breachAnswers.inc({ source }, 0);
   for (const outcome of DELIVERY_OUTCOMES) attempts.inc({ outcome }, 0);
   for (const outcome of HOOK_OUTCOMES) hookCalls.inc({ outcome }, 0);
+  for (const result of VERIFY_RESULTS) apiKeyVerifies.inc({ result }, 0);
 
   // route → method → status: bounded, since routes are templates and methods and statuses are few.
   const series = new Map<string, Map<string, Map<number, RequestSeries>>>();
@@ -157,6 +165,7 @@ export function createMetricsService({ store, hashing }: { store: MetricsStore; 
     countBreachAnswer: (source: BreachAnswerSource) => breachAnswers.inc({ source }),
     countDeliveryAttempt: (outcome: DeliveryOutcome) => attempts.inc({ outcome }),
     countMigrationHookCall: (outcome: HookOutcome) => hookCalls.inc({ outcome }),
+    countApiKeyVerify: (result: VerifyResult) => apiKeyVerifies.inc({ result }),
     render: (): Promise<string> => registry.metrics(),
   };
 }

@@ -4,6 +4,7 @@ import { GENERIC_PASSKEY_NAME, isPasskeyName } from '../passkeys/webauthn/names'
 import { parsePasswordHash } from '../hashing/formats';
 import { parseTotpKey } from '../security/totp';
 import type { PasskeyRecord } from '../passkeys/store';
+import { apiKeyJson, readTransferApiKeys, type TransferApiKey } from '../api-keys/model';
 import type { UserRecord } from '../users/store';
 import { isCredentialId, isKnownTransport, isSupportedPublicKey, MAX_PASSKEYS_PER_USER, TRANSPORT_NAMES } from '../passkeys/webauthn/fields';
 
@@ -14,8 +15,8 @@ export type TransferPasskey = Omit<PasskeyRecord, 'userId'>;
 export interface TransferUser extends UserRecord {
   totpKey: string | null;
   totpLastStep: number | null;
-  /** Oldest first, ties by id. */
-  passkeys: TransferPasskey[];
+  /** Each oldest first, ties by id. */
+  passkeys: TransferPasskey[]; apiKeys: TransferApiKey[];
 }
 
 /** A line that passed every check it can pass alone; uniqueness is checked against the others later. */
@@ -24,7 +25,7 @@ export interface StagedUser extends TransferUser {
 }
 
 /** A value that must be unique across the file and the database: `id`, `email`, `passkeys[2].credential_id`. */
-export type UniqueField = 'id' | 'email' | `passkeys[${number}].${'id' | 'credential_id'}`;
+export type UniqueField = 'id' | 'email' | `passkeys[${number}].${'id' | 'credential_id'}` | `api_keys[${number}].id`;
 
 /** Why a line is not imported. */
 export type LineProblem =
@@ -42,7 +43,8 @@ export function toNdjsonLine(user: TransferUser): string {
   return (
     `{"id":${json(user.id)},"created_at":${user.createdAt},"email":${json(user.email)},"email_verified":${user.emailVerified},"disabled":${user.disabled},"disabled_until":${json(user.disabledUntil)},` +
     `${passwordFields(user.passwordHash)},"recovery_code_hash":${json(user.recoveryCodeHash)},` +
-    `"totp_key":${json(user.totpKey)},"totp_last_step":${json(user.totpLastStep)},"passkeys":[${user.passkeys.map(passkeyJson).join(',')}]}`
+    `"totp_key":${json(user.totpKey)},"totp_last_step":${json(user.totpLastStep)},"passkeys":[${user.passkeys.map(passkeyJson).join(',')}],` +
+    `"api_keys":[${user.apiKeys.map(apiKeyJson).join(',')}]}`
   );
 }
 
@@ -52,6 +54,7 @@ const TAKEN: Record<string, string> = {
   id: 'an existing user has this id',
   'passkeys[].credential_id': 'PASSKEY_ALREADY_REGISTERED, held by an existing passkey',
   'passkeys[].id': 'an existing passkey has this id',
+  'api_keys[].id': 'an existing API key has this id',
 };
 
 export function describeProblem(problem: LineProblem): string {
@@ -79,10 +82,7 @@ export interface LineDefaults {
 }
 
 class Invalid extends Error {
-  constructor(
-    readonly field: string | null,
-    readonly detail: string,
-  ) {
+  constructor(readonly field: string | null, readonly detail: string) {
     super(detail);
   }
 }
@@ -184,6 +184,7 @@ function readUser(record: Record<string, unknown>, line: number, defaults: LineD
     // Zero: no code accepted yet, so any current code works once.
     totpLastStep: present(totpKey) ? (totpLastStep ?? 0) : null,
     passkeys: readPasskeys(record.passkeys, defaults),
+    apiKeys: readTransferApiKeys(record.api_keys, defaults.now, (field, detail) => { throw new Invalid(field, detail); }),
   };
 }
 

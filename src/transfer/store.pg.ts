@@ -1,8 +1,9 @@
 import type { ReservedSQL, SQL } from 'bun';
 import { chunkedWrites, insertJsonRows, toNumber } from '../db/pg-bulk';
+import { toTransferApiKeys } from '../api-keys/model';
 import { type LineProblem, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
-import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from './store';
+import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from '../db/staging-checks';
 
 // Ids compare byte by byte ("C"), as SQLite compares them, so both databases export in the same order;
 // the (created_at, id) index still gives created_at, and only ties are sorted.
@@ -10,14 +11,16 @@ const EXPORT = `SELECT u.id, u.created_at AS "createdAt", u.email, u.email_verif
     u.recovery_code_hash AS "recoveryCodeHash", u.disabled, u.disabled_until AS "disabledUntil", t.key AS "totpKey", t.last_used_step AS "totpLastStep",
     (SELECT json_agg(json_build_object('id', p.id, 'credentialId', p.credential_id, 'publicKey', p.public_key, 'counter', p.counter,
        'transports', p.transports, 'backedUp', p.backed_up, 'name', p.name, 'createdAt', p.created_at, 'lastUsedAt', p.last_used_at)
-       ORDER BY p.created_at, p.id COLLATE "C") FROM passkeys p WHERE p.user_id = u.id)::text AS passkeys
+       ORDER BY p.created_at, p.id COLLATE "C") FROM passkeys p WHERE p.user_id = u.id)::text AS passkeys,
+    (SELECT json_agg(json_build_object('id', a.id, 'name', a.name, 'scopes', a.scopes, 'secretHash', a.secret_hash, 'start', a.start, 'createdAt', a.created_at,
+       'expiresAt', a.expires_at, 'lastUsedAt', a.last_used_at) ORDER BY a.created_at, a.id COLLATE "C") FROM api_keys a WHERE a.user_id = u.id)::text AS "apiKeys"
   FROM users u LEFT JOIN totp_credentials t ON t.user_id = u.id ORDER BY u.created_at, u.id COLLATE "C"`;
 
-type ExportRow = Omit<TransferUser, 'createdAt' | 'disabledUntil' | 'totpLastStep' | 'passkeys'> & {
+type ExportRow = Omit<TransferUser, 'createdAt' | 'disabledUntil' | 'totpLastStep' | 'passkeys' | 'apiKeys'> & {
   createdAt: string;
   disabledUntil: string | null;
   totpLastStep: string | null;
-  passkeys: string | null;
+  passkeys: string | null; apiKeys: string | null;
 };
 const toTransferUser = (row: ExportRow): TransferUser => ({
   ...row,
@@ -25,6 +28,7 @@ const toTransferUser = (row: ExportRow): TransferUser => ({
   disabledUntil: row.disabledUntil === null ? null : Number(row.disabledUntil),
   totpLastStep: row.totpLastStep === null ? null : Number(row.totpLastStep),
   passkeys: toTransferPasskeys(row.passkeys),
+  apiKeys: toTransferApiKeys(row.apiKeys),
 });
 
 /**
@@ -79,6 +83,7 @@ async function stagingOn(connection: ReservedSQL): Promise<ImportStaging> {
       CREATE TEMP TABLE staged_passkeys (line integer NOT NULL, position integer NOT NULL, id text NOT NULL, credential_id text NOT NULL,
         public_key text NOT NULL, counter bigint NOT NULL, transports text NOT NULL, backed_up boolean NOT NULL, name text NOT NULL,
         created_at bigint NOT NULL, last_used_at bigint, PRIMARY KEY (line, position));
+      CREATE TEMP TABLE staged_api_keys (line integer NOT NULL, position integer NOT NULL, id text NOT NULL, name text NOT NULL, scopes text NOT NULL, secret_hash text NOT NULL, start text NOT NULL, created_at bigint NOT NULL, expires_at bigint, last_used_at bigint, PRIMARY KEY (line, position));
       CREATE TEMP TABLE staged_problems (seq bigserial PRIMARY KEY, line integer NOT NULL, field text, kind text NOT NULL, detail text, first_line integer);
       CREATE INDEX ON staged_problems (line, seq);
       CREATE TEMP TABLE undone_users (id text NOT NULL) ON COMMIT DELETE ROWS`);
@@ -100,12 +105,15 @@ async function stagingOn(connection: ReservedSQL): Promise<ImportStaging> {
       await insertJsonRows(connection, 'staged_passkeys', PASSKEY_COLUMNS,
         users.flatMap((u) => u.passkeys.map((p, position) => ({ line: u.line, position, id: p.id, credential_id: p.credentialId, public_key: p.publicKey,
           counter: p.counter, transports: p.transports.join(','), backed_up: p.backedUp, name: p.name, created_at: p.createdAt, last_used_at: p.lastUsedAt }))));
+      await insertJsonRows(connection, 'staged_api_keys', 'line, position, id, name, scopes, secret_hash, start, created_at, expires_at, last_used_at', users.flatMap((u) =>
+        u.apiKeys.map((k, position) => ({ line: u.line, position, ...k, scopes: k.scopes.join(' '), secret_hash: k.secretHash, created_at: k.createdAt, expires_at: k.expiresAt, last_used_at: k.lastUsedAt }))));
       await addProblems(problems);
       await connection.unsafe('COMMIT');
     },
     async findConflicts() {
       await connection.unsafe(`CREATE INDEX ON staged_users (id); CREATE INDEX ON staged_users (email);
-        CREATE INDEX ON staged_passkeys (id); CREATE INDEX ON staged_passkeys (credential_id); ANALYZE staged_users, staged_passkeys`);
+        CREATE INDEX ON staged_passkeys (id); CREATE INDEX ON staged_passkeys (credential_id);
+        CREATE INDEX ON staged_api_keys (id); ANALYZE staged_users, staged_passkeys, staged_api_keys`);
       await connection.unsafe('BEGIN');
       for (const check of STAGING_CHECKS) await connection.unsafe(check);
       await connection.unsafe('COMMIT; ANALYZE staged_problems');
@@ -128,7 +136,7 @@ async function stagingOn(connection: ReservedSQL): Promise<ImportStaging> {
       return result;
     },
     async close() {
-      await connection.unsafe('DROP TABLE staged_users, staged_passkeys, staged_problems, undone_users').catch(() => undefined);
+      await connection.unsafe('DROP TABLE staged_users, staged_passkeys, staged_api_keys, staged_problems, undone_users').catch(() => undefined);
       connection.release();
     },
   };
@@ -167,8 +175,12 @@ async function writeChunks(connection: ReservedSQL, options: CommitOptions): Pro
       await run(`INSERT INTO passkeys (user_id, id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at)
         SELECT s.id, k.id, k.credential_id, k.public_key, k.counter, k.transports, k.backed_up, k.name, k.created_at, k.last_used_at
         FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${IN_RANGE} AND s.written ORDER BY k.line, k.position ON CONFLICT DO NOTHING`, from, to);
-      const passkeyMissed = (await run(`SELECT DISTINCT s.line FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${IN_RANGE} AND s.written
-        AND NOT EXISTS (SELECT 1 FROM passkeys m WHERE m.id = k.id AND m.user_id = s.id) ORDER BY s.line`, from, to)).map((r: { line: number }) => r.line);
+      await run(`INSERT INTO api_keys (user_id, id, name, scopes, secret_hash, start, created_at, expires_at, last_used_at) SELECT s.id, k.id, k.name, k.scopes,
+        k.secret_hash, k.start, k.created_at, k.expires_at, k.last_used_at FROM staged_api_keys k JOIN staged_users s ON s.line = k.line WHERE ${IN_RANGE} AND s.written ORDER BY k.line, k.position ON CONFLICT DO NOTHING`, from, to);
+      const passkeyMissed = (await run(`SELECT DISTINCT s.line FROM staged_users s WHERE ${IN_RANGE} AND s.written AND (
+          EXISTS (SELECT 1 FROM staged_passkeys k WHERE k.line = s.line AND NOT EXISTS (SELECT 1 FROM passkeys m WHERE m.id = k.id AND m.user_id = s.id))
+          OR EXISTS (SELECT 1 FROM staged_api_keys k WHERE k.line = s.line AND NOT EXISTS (SELECT 1 FROM api_keys m WHERE m.id = k.id AND m.user_id = s.id)))
+        ORDER BY s.line`, from, to)).map((r: { line: number }) => r.line);
       if ((missed.length > 0 || passkeyMissed.length > 0) && options.mode === 'fail') {
         await connection.unsafe('ROLLBACK');
         await fieldsOf([...missed, ...passkeyMissed].sort((a, b) => a - b));

@@ -2,48 +2,22 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
 import { isKeyConflict } from '../db/constraints';
 import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing, WEBHOOK_ID_SQL } from '../db/bulk';
+import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from '../db/staging-checks';
+import { toTransferApiKeys } from '../api-keys/model';
 import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
 
-// The checks are the same SQL on both databases: staged_users, staged_passkeys and staged_problems
-// are the import's private tables (an attached temporary database here, temporary tables on PostgreSQL).
-export const WRITABLE = 'NOT EXISTS (SELECT 1 FROM staged_problems p WHERE p.line = s.line)';
-const passkeyField = (column: string) => `'passkeys[' || s.position || '].${column}'`;
-/** The first line with a value keeps it; every later line repeating it is a problem. */
-const repeats = (table: string, column: string, field: string) =>
-  `INSERT INTO staged_problems (line, field, kind, first_line) SELECT s.line, ${field}, 'repeats', f.first FROM ${table} s
-   JOIN (SELECT ${column}, min(line) AS first FROM ${table} WHERE ${column} IS NOT NULL GROUP BY ${column} HAVING count(*) > 1) f
-     ON f.${column} = s.${column} WHERE s.line > f.first`;
-const taken = (table: string, column: string, field: string, held: string) =>
-  `INSERT INTO staged_problems (line, field, kind) SELECT s.line, ${field}, 'taken' FROM ${table} s
-   WHERE s.${column} IS NOT NULL AND EXISTS (SELECT 1 FROM ${held} m WHERE m.${column} = s.${column})`;
-export const STAGING_CHECKS = [
-  repeats('staged_users', 'id', "'id'"),
-  repeats('staged_users', 'email', "'email'"),
-  repeats('staged_passkeys', 'id', passkeyField('id')),
-  repeats('staged_passkeys', 'credential_id', passkeyField('credential_id')),
-  taken('staged_users', 'id', "'id'", 'users'),
-  taken('staged_users', 'email', "'email'", 'users'),
-  taken('staged_passkeys', 'id', passkeyField('id'), 'passkeys'),
-  taken('staged_passkeys', 'credential_id', passkeyField('credential_id'), 'passkeys'),
-];
-export const COUNT_PROBLEM_LINES = 'SELECT count(DISTINCT line) AS n FROM staged_problems';
-export const COUNT_WRITABLE = `SELECT count(*) AS n FROM staged_users s WHERE ${WRITABLE}`;
-/** Which value of staged line $1 the database holds now (a server wrote it after the checks). */
-export const TAKEN_FIELD = `SELECT CASE WHEN EXISTS (SELECT 1 FROM users m WHERE m.id = u.id) THEN 'id'
-  WHEN EXISTS (SELECT 1 FROM users m WHERE m.email = u.email) THEN 'email'
-  ELSE (SELECT 'passkeys[' || s.position || CASE WHEN EXISTS (SELECT 1 FROM passkeys k WHERE k.credential_id = s.credential_id) THEN '].credential_id' ELSE '].id' END
-        FROM staged_passkeys s WHERE s.line = u.line AND EXISTS (SELECT 1 FROM passkeys k WHERE k.credential_id = s.credential_id OR k.id = s.id)
-        ORDER BY s.position LIMIT 1) END AS field FROM staged_users u WHERE u.line = $1`;
-
-type ExportRow = Omit<TransferUser, 'emailVerified' | 'disabled' | 'passkeys'> & { emailVerified: number; disabled: number; passkeys: string | null };
-const toTransferUser = (row: ExportRow): TransferUser => ({ ...row, emailVerified: row.emailVerified === 1, disabled: row.disabled === 1, passkeys: toTransferPasskeys(row.passkeys) });
+type ExportRow = Omit<TransferUser, 'emailVerified' | 'disabled' | 'passkeys' | 'apiKeys'> & { emailVerified: number; disabled: number; passkeys: string | null; apiKeys: string | null };
+const toTransferUser = (row: ExportRow): TransferUser =>
+  ({ ...row, emailVerified: row.emailVerified === 1, disabled: row.disabled === 1, passkeys: toTransferPasskeys(row.passkeys), apiKeys: toTransferApiKeys(row.apiKeys) });
 
 const EXPORT = `SELECT u.id, u.created_at AS createdAt, u.email, u.email_verified AS emailVerified, u.password_hash AS passwordHash,
     u.recovery_code_hash AS recoveryCodeHash, u.disabled, u.disabled_until AS disabledUntil, t.key AS totpKey, t.last_used_step AS totpLastStep,
     (SELECT json_group_array(json_object('id', p.id, 'credentialId', p.credential_id, 'publicKey', p.public_key, 'counter', p.counter,
        'transports', p.transports, 'backedUp', p.backed_up, 'name', p.name, 'createdAt', p.created_at, 'lastUsedAt', p.last_used_at)
-       ORDER BY p.created_at, p.id) FROM passkeys p WHERE p.user_id = u.id HAVING count(*) > 0) AS passkeys
+       ORDER BY p.created_at, p.id) FROM passkeys p WHERE p.user_id = u.id HAVING count(*) > 0) AS passkeys,
+    (SELECT json_group_array(json_object('id', a.id, 'name', a.name, 'scopes', a.scopes, 'secretHash', a.secret_hash, 'start', a.start, 'createdAt', a.created_at,
+       'expiresAt', a.expires_at, 'lastUsedAt', a.last_used_at) ORDER BY a.created_at, a.id) FROM api_keys a WHERE a.user_id = u.id HAVING count(*) > 0) AS apiKeys
   FROM users u LEFT JOIN totp_credentials t ON t.user_id = u.id ORDER BY u.created_at, u.id`;
 
 export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING): TransferStore {
@@ -79,10 +53,12 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
     CREATE TABLE staging.staged_passkeys (line INTEGER NOT NULL, position INTEGER NOT NULL, id TEXT NOT NULL, credential_id TEXT NOT NULL,
       public_key TEXT NOT NULL, counter INTEGER NOT NULL, transports TEXT NOT NULL, backed_up INTEGER NOT NULL, name TEXT NOT NULL,
       created_at INTEGER NOT NULL, last_used_at INTEGER, PRIMARY KEY (line, position));
+    CREATE TABLE staging.staged_api_keys (line INTEGER NOT NULL, position INTEGER NOT NULL, ${API_KEY_COLUMNS} TEXT, PRIMARY KEY (line, position));
     CREATE TABLE staging.staged_problems (line INTEGER NOT NULL, field TEXT, kind TEXT NOT NULL, detail TEXT, first_line INTEGER);
     CREATE INDEX staging.staged_problems_line ON staged_problems (line)`);
   const stageUser = sqlite.prepare('INSERT INTO staged_users VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   const stagePasskey = sqlite.prepare('INSERT INTO staged_passkeys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const stageApiKey = sqlite.prepare('INSERT INTO staged_api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
   const stageProblem = sqlite.prepare('INSERT INTO staged_problems VALUES (?, ?, ?, ?, ?)');
   const addProblems = (problems: LineProblem[]) =>
     problems.forEach((p) => stageProblem.run(p.line, p.field, p.kind, p.kind === 'invalid' ? p.detail : null, p.kind === 'repeats' ? p.firstLine : null));
@@ -92,6 +68,7 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
       u.passkeys.forEach((p, i) =>
         stagePasskey.run(u.line, i, p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt),
       );
+      u.apiKeys.forEach((k, i) => stageApiKey.run(u.line, i, k.id, k.name, k.scopes.join(' '), k.secretHash, k.start, k.createdAt, k.expiresAt, k.lastUsedAt));
     }
     addProblems(problems);
   });
@@ -100,7 +77,8 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
     add: async (users, problems) => add(users, problems),
     async findConflicts() {
       sqlite.exec(`CREATE INDEX staging.staged_users_id ON staged_users (id); CREATE INDEX staging.staged_users_email ON staged_users (email);
-        CREATE INDEX staging.staged_passkeys_id ON staged_passkeys (id); CREATE INDEX staging.staged_passkeys_credential ON staged_passkeys (credential_id)`);
+        CREATE INDEX staging.staged_passkeys_id ON staged_passkeys (id); CREATE INDEX staging.staged_passkeys_credential ON staged_passkeys (credential_id);
+        CREATE INDEX staging.staged_api_keys_id ON staged_api_keys (id)`);
       sqlite.transaction(() => STAGING_CHECKS.forEach((check) => sqlite.run(check)))();
     },
     problems: (batchSize) => {
@@ -124,6 +102,8 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
 
 const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, recovery_code_hash, disabled, disabled_until';
 const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
+// Staged untyped (SQLite keeps each value as given); the columns of api_keys but its user.
+const API_KEY_COLUMNS = 'id, name, scopes, secret_hash, start, created_at, expires_at, last_used_at';
 const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
 
 /** The most lines of a range whose events are sorted in memory (about 160 bytes each: 8 MB). */
@@ -144,14 +124,17 @@ function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | '
     `INSERT ${conflict} INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
     `INSERT ${conflict} INTO passkeys (user_id, ${PASSKEY_COLUMNS}) SELECT s.id, ${PASSKEY_COLUMNS.replace(/\w+/g, 'k.$&')}
      FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
+    `INSERT ${conflict} INTO api_keys (user_id, ${API_KEY_COLUMNS}) SELECT s.id, ${API_KEY_COLUMNS.replace(/\w+/g, 'k.$&')}
+     FROM staged_api_keys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
     events('staged_users s', 'ORDER BY id'),
     events('staged_users s INDEXED BY staged_users_id', ''),
   ].map((text) => sqlite.prepare(text));
-  const [users, totp, passkeys, sortedEvents, scannedEvents] = statements as [(typeof statements)[0], ...typeof statements];
+  const [users, totp, passkeys, apiKeys, sortedEvents, scannedEvents] = statements as [(typeof statements)[0], ...typeof statements];
   return (now: number, ...where: number[]): number => {
     const written = users.run(...where).changes;
     totp!.run(now, ...where);
     passkeys!.run(...where);
+    apiKeys!.run(...where);
     const [from, to] = where as [number, number?];
     (to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
     return written;
@@ -210,7 +193,7 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   const interrupted = outcome.stopped && conflicts.length === 0;
   if (!outcome.stopped || options.mode === 'skip') return { written, conflicts, interrupted };
   // All or nothing: take back what the earlier transactions wrote (their ids were free when checked).
-  // Foreign keys are on again: the TOTP credentials and passkeys go with their users.
+  // Foreign keys are on again: the TOTP credentials, passkeys and API keys go with their users.
   await pacedWrites(sqlite, pacing, outcome.reached, null, (from, to) => {
     undoEvents.run(now, from, to);
     undoUsers.run(from, to);

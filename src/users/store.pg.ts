@@ -124,3 +124,6 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
     },
   };
 }
+
+/** The columns of a user's view, for stores that answer a user with their own rows (api-keys). */
+export { viewColumns as userViewColumns };

@@ -182,3 +182,6 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
     },
   };
 }
+
+/** The columns of a user's view, for stores that answer a user with their own rows (api-keys). */
+export { viewColumns as userViewColumns };

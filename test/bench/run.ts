@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { apiKeysBench } from './api-keys';
 import { floorBench } from './floor';
 import { ARGON2, hashingCeiling, slicedHashLoop } from './hashing';
 import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
@@ -282,10 +283,25 @@ async function transfer() {
   }
 }
 
+/** Issue 38: verify-api-key against the user read, on both engines (alone: BENCH_ONLY=api-keys). */
+async function apiKeys(): Promise<void> {
+  ensureWrk();
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-api-keys-'));
+  try {
+    const { rows, targets } = await apiKeysBench(dir, settings, log);
+    if (process.env.BENCH_ONLY === 'api-keys') console.log(machine(settings));
+    console.log(`\nAPI keys:\n${table(rows)}\n\nTargets:\n${targetLines(targets)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
 else if (process.env.BENCH_ONLY === 'floor') await floorOnly();
 else if (process.env.BENCH_ONLY === 'keys') await keysOnly();
+else if (process.env.BENCH_ONLY === 'api-keys') await apiKeys();
 else {
   if (process.env.BENCH_ONLY !== 'transfer') await main();
   await transfer();
+  await apiKeys();
 }

@@ -709,6 +709,74 @@ export interface paths {
         patch: operations["renamePasskey"];
         trace?: never;
     };
+    "/verify-api-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an API key an end user presented
+         * @description Answers the key (without the key itself) and its user. Checks in order: INVALID_DATA (body shape), INVALID_API_KEY (not a key Gatehouse issued: wrong shape, unknown, deleted or a wrong character), API_KEY_EXPIRED, INSUFFICIENT_SCOPE (a requested scope the key lacks), USER_DISABLED. last_used_at is written at most once a minute per key.
+         */
+        post: operations["verifyApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's API keys
+         * @description Oldest first, ties by id; expired keys included (they verify as API_KEY_EXPIRED). Never the keys themselves.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key for a user
+         * @description Answers the key with `key`, which is shown only here: Gatehouse keeps only a hash of it. Checks in order: NOT_FOUND, INVALID_DATA, USER_DISABLED, NOT_ALLOWED (the user holds 100 keys already).
+         */
+        post: operations["createApiKey"];
+        /**
+         * Delete all of a user's API keys
+         * @description One api_key.deleted event per key.
+         */
+        delete: operations["deleteApiKeys"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/{id}/api-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an API key
+         * @description It verifies as INVALID_API_KEY from then on.
+         */
+        delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -718,7 +786,7 @@ export interface paths {
         };
         /**
          * List security events
-         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.migrated, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect.
+         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.migrated, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect, api_key.created, api_key.deleted.
          */
         get: operations["listEvents"];
         put?: never;
@@ -5921,11 +5989,603 @@ export interface operations {
             };
         };
     };
+    verifyApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The key as the end user presented it; anything that is not a key Gatehouse issued is INVALID_API_KEY
+                     * @example gh_q7m2x9kd4a8rfe3hn5pjc6wb_Vh3Xk2pQ9sLmN4rT7wYz1aBcDeFgHiJkLmNoPqRsTuA
+                     */
+                    key: string;
+                    /**
+                     * @description Scopes the key must all have, else INSUFFICIENT_SCOPE: at most 32 distinct strings of 1 to 64 characters of a-z 0-9 : . _ -
+                     * @example [
+                     *       "repo:read",
+                     *       "repo:write"
+                     *     ]
+                     */
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        api_key: {
+                            /** @example q7m2x9kd4a8rfe3hn5pjc6wb */
+                            id: string;
+                            /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                            user_id: string;
+                            /** @example CI deploys */
+                            name: string;
+                            /**
+                             * @description The application's own words, as given at creation
+                             * @example [
+                             *       "repo:read"
+                             *     ]
+                             */
+                            scopes: string[];
+                            /**
+                             * @description Unix seconds
+                             * @example 1795310920
+                             */
+                            created_at: number;
+                            /**
+                             * @description Unix seconds after which the key verifies as API_KEY_EXPIRED
+                             * @example 1795310920
+                             */
+                            expires_at: number | null;
+                            /**
+                             * @description Unix seconds of a successful verify, written at most once a minute
+                             * @example 1795310920
+                             */
+                            last_used_at: number | null;
+                            /**
+                             * @description The key's first 12 characters, for people to recognise it
+                             * @example gh_q7m2x9kd4
+                             */
+                            start: string;
+                        };
+                        user: {
+                            /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                            id: string;
+                            /**
+                             * @description Unix seconds
+                             * @example 1795310920
+                             */
+                            created_at: number;
+                            /** @example ada@example.com */
+                            email: string | null;
+                            email_verified: boolean;
+                            registered_totp: boolean;
+                            /**
+                             * @description How many passkeys the user has registered
+                             * @example 1
+                             */
+                            passkey_count: number;
+                            /** @description A disabled user cannot log in or change its credentials (USER_DISABLED) */
+                            disabled: boolean;
+                            /**
+                             * @description Unix seconds
+                             * @example 1795310920
+                             */
+                            disabled_until: number | null;
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_DATA, INVALID_API_KEY, API_KEY_EXPIRED, INSUFFICIENT_SCOPE, USER_DISABLED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "INVALID_DATA" | "INVALID_API_KEY" | "API_KEY_EXPIRED" | "INSUFFICIENT_SCOPE" | "USER_DISABLED";
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q7m2x9kd4a8rfe3hn5pjc6wb */
+                        id: string;
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        user_id: string;
+                        /** @example CI deploys */
+                        name: string;
+                        /**
+                         * @description The application's own words, as given at creation
+                         * @example [
+                         *       "repo:read"
+                         *     ]
+                         */
+                        scopes: string[];
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /**
+                         * @description Unix seconds after which the key verifies as API_KEY_EXPIRED
+                         * @example 1795310920
+                         */
+                        expires_at: number | null;
+                        /**
+                         * @description Unix seconds of a successful verify, written at most once a minute
+                         * @example 1795310920
+                         */
+                        last_used_at: number | null;
+                        /**
+                         * @description The key's first 12 characters, for people to recognise it
+                         * @example gh_q7m2x9kd4
+                         */
+                        start: string;
+                    }[];
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description 1 to 64 characters (Unicode code points), no control characters (Unicode Cc) and no lone surrogates
+                     * @example CI deploys
+                     */
+                    name: string;
+                    /**
+                     * @description What the key may do, in the application's own words; default none: at most 32 distinct strings of 1 to 64 characters of a-z 0-9 : . _ -
+                     * @example [
+                     *       "repo:read",
+                     *       "repo:write"
+                     *     ]
+                     */
+                    scopes?: string[];
+                    /**
+                     * @description Unix seconds: later than now and at most 10 years (315,576,000 s) ahead, else INVALID_DATA. Absent or null: never expires.
+                     * @example 1795310920
+                     */
+                    expires_at?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q7m2x9kd4a8rfe3hn5pjc6wb */
+                        id: string;
+                        /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
+                        user_id: string;
+                        /** @example CI deploys */
+                        name: string;
+                        /**
+                         * @description The application's own words, as given at creation
+                         * @example [
+                         *       "repo:read"
+                         *     ]
+                         */
+                        scopes: string[];
+                        /**
+                         * @description Unix seconds
+                         * @example 1795310920
+                         */
+                        created_at: number;
+                        /**
+                         * @description Unix seconds after which the key verifies as API_KEY_EXPIRED
+                         * @example 1795310920
+                         */
+                        expires_at: number | null;
+                        /**
+                         * @description Unix seconds of a successful verify, written at most once a minute
+                         * @example 1795310920
+                         */
+                        last_used_at: number | null;
+                        /**
+                         * @description The key's first 12 characters, for people to recognise it
+                         * @example gh_q7m2x9kd4
+                         */
+                        start: string;
+                        /**
+                         * @description The key: shown only here, stored only as a hash
+                         * @example gh_q7m2x9kd4a8rfe3hn5pjc6wb_Vh3Xk2pQ9sLmN4rT7wYz1aBcDeFgHiJkLmNoPqRsTuA
+                         */
+                        key: string;
+                    };
+                };
+            };
+            /** @description INVALID_DATA, USER_DISABLED, NOT_ALLOWED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "INVALID_DATA" | "USER_DISABLED" | "NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    deleteApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
+    deleteApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description NOT_AUTHENTICATED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_AUTHENTICATED";
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "FORBIDDEN";
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description UNKNOWN_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "UNKNOWN_ERROR";
+                    };
+                };
+            };
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
                 user_id?: string;
-                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
+                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect" | "api_key.created" | "api_key.deleted";
                 after?: number;
                 limit?: number;
             };
@@ -5953,7 +6613,7 @@ export interface operations {
                          */
                         time: number;
                         /** @enum {string} */
-                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect";
+                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect" | "api_key.created" | "api_key.deleted";
                         /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
                         user_id: string | null;
                         /**

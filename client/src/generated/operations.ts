@@ -49,6 +49,11 @@ export const OPERATIONS = {
   verifyPasskey: {"method":"POST","path":"/users/{id}/verify-2fa/passkey","path_params":["id"],"query":[],"body":true,"success":null},
   renamePasskey: {"method":"PATCH","path":"/users/{id}/passkeys/{passkey_id}","path_params":["id","passkey_id"],"query":[],"body":true,"success":"application/json"},
   deletePasskey: {"method":"DELETE","path":"/users/{id}/passkeys/{passkey_id}","path_params":["id","passkey_id"],"query":[],"body":false,"success":null},
+  verifyApiKey: {"method":"POST","path":"/verify-api-key","path_params":[],"query":[],"body":true,"success":"application/json"},
+  createApiKey: {"method":"POST","path":"/users/{id}/api-keys","path_params":["id"],"query":[],"body":true,"success":"application/json"},
+  listApiKeys: {"method":"GET","path":"/users/{id}/api-keys","path_params":["id"],"query":[],"body":false,"success":"application/json"},
+  deleteApiKeys: {"method":"DELETE","path":"/users/{id}/api-keys","path_params":["id"],"query":[],"body":false,"success":null},
+  deleteApiKey: {"method":"DELETE","path":"/users/{id}/api-keys/{key_id}","path_params":["id","key_id"],"query":[],"body":false,"success":null},
   listEvents: {"method":"GET","path":"/events","path_params":[],"query":["user_id","type","after","limit"],"body":false,"success":"application/json"},
   getMetrics: {"method":"GET","path":"/metrics","path_params":[],"query":[],"body":false,"success":"text/plain"},
 } as const;

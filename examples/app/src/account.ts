@@ -32,6 +32,7 @@ export function accountRoutes(app: App, deps: AppDeps) {
   <dt>Passkeys</dt><dd><ul id="passkeys">${keys.map((key) => html`<li>${key.name}</li>`)}</ul>
     ${user.data.email_verified ? html`<button id="passkey-add" type="button">Add a passkey</button>` : html`<span id="confirm-first">Confirm your email address to add a passkey or an authenticator app.</span>`}
     <span class="error" id="passkey-error" role="alert" hidden></span></dd>
+  <dt>API keys</dt><dd>${user.data.email_verified ? html`<a id="api-keys-link" href="/account/api-keys">Keys for your scripts</a>` : html`<span id="api-keys-confirm-first">Confirm your email address to create API keys.</span>`}</dd>
 </dl>`);
     })
     .get('/verify-email', ({ session }) => (session.userId ? verifyEmailPage(session) : redirect('/sign-in')))

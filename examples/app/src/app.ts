@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { accountRoutes } from './account';
+import { apiKeyRoutes } from './api-keys';
 import { type AppDeps, baseApp, takeNotice } from './context';
 import { emailCodeRoutes } from './email-code';
 import { isLoopback } from './client-ip';
@@ -37,6 +38,7 @@ ${deps.mailbox.list().map((mail) => html`<article class="mail"><p><strong>${mail
   emailCodeRoutes(app, deps);
   passkeyRoutes(app, deps);
   accountRoutes(app, deps);
+  apiKeyRoutes(app, deps);
   resetRoutes(app, deps);
   return app;
 }

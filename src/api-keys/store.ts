@@ -1,0 +1,121 @@
+import { and, asc, count, eq, isNull, lte, or, sql } from 'drizzle-orm';
+import type { Db } from '../db/client';
+import { isForeignKeyViolation } from '../db/constraints';
+import { apiKeys, users, type ApiKeyRow } from '../db/schema';
+import type { EventDraft } from '../events/model';
+import type { AppendEvents } from '../events/store';
+import type { DisabledState, UserViewColumns } from '../users/model';
+import { userViewColumns } from '../users/store';
+
+/** An end-user API key as stored (API.md §18): never the key, only the SHA-256 of its random part. */
+export interface ApiKeyRecord {
+  id: string;
+  userId: string;
+  name: string;
+  scopes: string[];
+  /** SHA-256 (hex) of the key's random part. */
+  secretHash: string;
+  /** The key's first 12 characters. */
+  start: string;
+  createdAt: number;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+}
+
+/** A key with its owner's view columns, read together: a verify is one lookup. */
+export interface KeyWithOwner {
+  key: ApiKeyRecord;
+  owner: UserViewColumns;
+}
+
+/** `created`; `full`: the user holds the maximum already; `refused`: the user's state refuses it; `gone`: no such user. */
+export type InsertOutcome = 'created' | 'full' | 'refused' | 'gone';
+
+/** Each method is one atomic unit (API.md §1, Atomicity). */
+export interface ApiKeyStore {
+  /** Oldest first, ties by id. */
+  listOf(userId: string): Promise<ApiKeyRecord[]>;
+  find(userId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
+  /** The key by id with its owner; SQLite answers at once (the verify is a hot path). */
+  findWithOwner(keyId: string): KeyWithOwner | undefined | Promise<KeyWithOwner | undefined>;
+  /**
+   * Inserts the key unless `refuses` the user as it is then or the user holds `maxPerUser` keys: the
+   * count and the insert are one unit, so parallel creations never pass the limit.
+   */
+  insert(record: ApiKeyRecord, maxPerUser: number, events: EventDraft[], refuses: (user: DisabledState) => boolean): Promise<InsertOutcome>;
+  /** False when there was none. */
+  delete(userId: string, keyId: string, events: EventDraft[]): Promise<boolean>;
+  /** Deletes every key of the user, with `events` of the deleted ids. */
+  deleteAllOf(userId: string, events: (keyIds: string[]) => EventDraft[]): Promise<void>;
+  /**
+   * Sets last_used_at to `now` unless it was set less than `interval` seconds ago: one conditional
+   * statement, so of several instances checking one key in the same minute one writes.
+   */
+  recordUse(keyId: string, now: number, interval: number): Promise<boolean>;
+}
+
+/** A scope has no space (API.md §18: `[a-z0-9:._-]`), so a space joins them. */
+export const joinScopes = (scopes: readonly string[]): string => scopes.join(' ');
+export const splitScopes = (scopes: string): string[] => (scopes === '' ? [] : scopes.split(' '));
+
+export const toApiKeyRecord = (row: ApiKeyRow): ApiKeyRecord => ({ ...row, scopes: splitScopes(row.scopes) });
+export const toApiKeyRow = (record: ApiKeyRecord): ApiKeyRow => ({ ...record, scopes: joinScopes(record.scopes) });
+const ofUser = (userId: string, keyId: string) => and(eq(apiKeys.id, keyId), eq(apiKeys.userId, userId));
+const placeholder = sql.placeholder;
+const ownerState = { disabled: users.disabled, disabledUntil: users.disabledUntil };
+
+export function sqliteApiKeyStore(db: Db, append: AppendEvents): ApiKeyStore {
+  const withOwner = db
+    .select({ key: apiKeys, owner: userViewColumns })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(eq(apiKeys.id, placeholder('id')))
+    .prepare();
+  const use = db
+    .update(apiKeys)
+    .set({ lastUsedAt: placeholder('now') as never })
+    .where(and(eq(apiKeys.id, placeholder('id')), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, placeholder('since')))))
+    .returning({ id: apiKeys.id })
+    .prepare();
+
+  return {
+    listOf: async (userId) =>
+      db.select().from(apiKeys).where(eq(apiKeys.userId, userId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id)).all().map(toApiKeyRecord),
+    async find(userId, keyId) {
+      const row = db.select().from(apiKeys).where(ofUser(userId, keyId)).get();
+      return row && toApiKeyRecord(row);
+    },
+    findWithOwner(keyId) {
+      const row = withOwner.get({ id: keyId });
+      return row && { key: toApiKeyRecord(row.key), owner: row.owner };
+    },
+    insert: async (record, maxPerUser, events, refuses) =>
+      db.transaction((tx): InsertOutcome => {
+        const owner = tx.select(ownerState).from(users).where(eq(users.id, record.userId)).get();
+        if (owner === undefined) return 'gone';
+        if (refuses(owner)) return 'refused';
+        const held = tx.select({ n: count() }).from(apiKeys).where(eq(apiKeys.userId, record.userId)).get()?.n ?? 0;
+        if (held >= maxPerUser) return 'full';
+        try {
+          tx.insert(apiKeys).values(toApiKeyRow(record)).run();
+        } catch (error) {
+          if (isForeignKeyViolation(error)) return 'gone';
+          throw error;
+        }
+        append(tx, events);
+        return 'created';
+      }),
+    delete: async (userId, keyId, events) =>
+      db.transaction((tx) => {
+        const deleted = tx.delete(apiKeys).where(ofUser(userId, keyId)).returning({ id: apiKeys.id }).get() !== undefined;
+        if (deleted) append(tx, events);
+        return deleted;
+      }),
+    deleteAllOf: async (userId, events) =>
+      db.transaction((tx) => {
+        const deleted = tx.delete(apiKeys).where(eq(apiKeys.userId, userId)).returning({ id: apiKeys.id }).all();
+        if (deleted.length > 0) append(tx, events(deleted.map((row) => row.id)));
+      }),
+    recordUse: async (keyId, now, interval) => use.get({ id: keyId, now, since: now - interval }) !== undefined,
+  };
+}

@@ -1,0 +1,92 @@
+// Issue 38 in `bun run bench` (alone: BENCH_ONLY=api-keys): POST /verify-api-key against GET /users/{id},
+// with 100,000 keys stored, on SQLite and on PostgreSQL (API.md §18: at least 0.8× on each engine).
+import { SQL } from 'bun';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/db/client';
+import { migratePostgres } from '../../src/db/pg-client';
+import { generateApiKey } from '../../src/security/api-key-secret';
+import { postgresAvailability, startPostgres } from '../support/postgres';
+import { ARGON2 } from './hashing';
+import { cpuTicks, waitForIdle, withPeakRss } from './proc';
+import type { Row, Target } from './report';
+import { seedUsers } from './seed';
+import { seedPostgres } from './several';
+import { startGatehouse, type RunningServer } from './server';
+import { runWrk, type LoadSettings, type Request } from './wrk';
+
+const SECRET = 'bench-secret-0123456789';
+const KEYS = 100_000;
+const KEYS_PER_USER = 100;
+
+/** 100,000 key rows, 100 to each user, as a key creation writes them; answers one key that verifies. */
+function keyRows(userIds: string[]) {
+  let sample = '';
+  const rows = Array.from({ length: KEYS }, (_, n) => {
+    const { id, key, secretHash, start } = generateApiKey();
+    if (n === KEYS / 2) sample = key;
+    return { id, user_id: userIds[Math.floor(n / KEYS_PER_USER) % userIds.length]!, name: `key ${n}`, scopes: 'repo:read', secret_hash: secretHash, start, created_at: 1_767_225_600 + n };
+  });
+  return { rows, sample };
+}
+
+export async function apiKeysBench(dir: string, settings: LoadSettings, log: (message: string) => void): Promise<{ rows: Row[]; targets: Target[] }> {
+  const measure = async (server: RunningServer, name: string, request: Omit<Request, 'url' | 'headers'> & { path: string }): Promise<Row> => {
+    log(name);
+    const full = { ...request, url: server.baseUrl + request.path, headers: { authorization: SECRET, 'content-type': 'application/json' } };
+    await runWrk(full, { ...settings, seconds: 1 });
+    await waitForIdle(server.pid);
+    const before = cpuTicks(server.pid);
+    const { result, peakRssMb } = await withPeakRss(server.pid, () => runWrk(full, settings));
+    return { scenario: name, load: result, peakRssMb, cpuUs: ((cpuTicks(server.pid) - before) * 10_000) / Math.max(1, result.requests) };
+  };
+  const pair = async (server: RunningServer, engine: string, userId: string, key: string) => [
+    await measure(server, `GET /users/{id}, ${engine}`, { path: `/users/${userId}` }),
+    await measure(server, `POST /verify-api-key, ${engine}, ${KEYS.toLocaleString('en')} keys`, { path: '/verify-api-key', method: 'POST', body: JSON.stringify({ key, scopes: ['repo:read'] }) }),
+  ];
+  const passwordHash = await Bun.password.hash('bench password 0123', ARGON2);
+  const rows: Row[] = [];
+
+  const sqliteDir = join(dir, 'api-keys-sqlite');
+  const { ids } = seedUsers(sqliteDir, KEYS / KEYS_PER_USER, passwordHash, { allIds: true });
+  const sqliteKeys = keyRows(ids);
+  const db = openDatabase(sqliteDir);
+  const insert = db.$client.prepare('insert into api_keys (id, user_id, name, scopes, secret_hash, start, created_at) values (?, ?, ?, ?, ?, ?, ?)');
+  db.$client.transaction(() => sqliteKeys.rows.forEach((r) => insert.run(r.id, r.user_id, r.name, r.scopes, r.secret_hash, r.start, r.created_at)))();
+  db.$client.close();
+  const sqlite = await startGatehouse(sqliteDir, SECRET);
+  try {
+    rows.push(...(await pair(sqlite, 'SQLite', ids[0]!, sqliteKeys.sample)));
+  } finally {
+    await sqlite.stop();
+  }
+
+  // BENCH_API_KEYS_SQLITE_ONLY=1 leaves PostgreSQL out, for a quick look at the SQLite pair.
+  if (process.env.BENCH_API_KEYS_SQLITE_ONLY === undefined && (await postgresAvailability()).ok) {
+    const pg = await startPostgres();
+    try {
+      const database = await pg.createDatabase({ name: 'gatehouse_bench_api_keys' });
+      await migratePostgres(database.url);
+      const admin = new SQL({ url: database.url, max: 1 });
+      const userIds = await seedPostgres(admin, passwordHash);
+      const pgKeys = keyRows(userIds);
+      for (let i = 0; i < KEYS; i += 5_000) await admin`insert into api_keys ${admin(pgKeys.rows.slice(i, i + 5_000))}`;
+      await admin`analyze api_keys`;
+      await admin.close();
+      const server = await startGatehouse(join(dir, 'api-keys-pg'), SECRET, ['--database-url', database.url]);
+      try {
+        rows.push(...(await pair(server, 'PostgreSQL', userIds[0]!, pgKeys.sample)));
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await pg.close();
+    }
+  }
+  const rate = (row: Row) => row.load!.requestsPerSecond;
+  const targets: Target[] = [];
+  for (let i = 0; i + 1 < rows.length; i += 2) {
+    const ratio = rate(rows[i + 1]!) / rate(rows[i]!);
+    targets.push({ name: `${rows[i + 1]!.scenario} ÷ ${rows[i]!.scenario}`, ratio, rule: '≥ 0.8', met: ratio >= 0.8 });
+  }
+  return { rows, targets };
+}
