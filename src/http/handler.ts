@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { ErrorCode } from '../errors';
 import { errorResponse } from './responses';
-import { MAX_BODY_BYTES, unexpectedFailure } from './conventions';
+import { failureResponse, MAX_BODY_BYTES } from './conventions';
 import { withCommonHeaders } from './headers';
 import { AccessLine, failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
@@ -137,10 +137,10 @@ export function createRequestHandler(options: {
       if (!(answered instanceof Promise)) return finish(request, path, started, answered, read.template);
       return answered.then(
         (response) => finish(request, path, started, response, read.template),
-        (error) => finish(request, path, started, unexpectedFailure(request, error), undefined),
+        (error) => finish(request, path, started, failureResponse(request, error), undefined),
       );
     } catch (error) {
-      return finish(request, path, started, unexpectedFailure(request, error), undefined);
+      return finish(request, path, started, failureResponse(request, error), undefined);
     }
   }
 
