@@ -69,7 +69,7 @@ beforeAll(async () => {
   operations = Object.entries<Record<string, any>>(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => ({ operationId: op.operationId, method, path, body: op.requestBody?.content?.['application/json']?.schema })),
   );
-  const created = await (await server.request('POST', '/users', { email: 'outage@example.com', password: STRONG_PASSWORD })).json();
+  const created: any = await (await server.request('POST', '/users', { email: 'outage@example.com', password: STRONG_PASSWORD })).json();
   ids.user = created.id;
   ids.other = 'x7gq2m9kd4a8rfe3hn5pjc6w';
 }, 90_000);

@@ -22,6 +22,7 @@ const HTTP_SUITES = [
   'test/email-verification.test.ts',
   'test/email-update.test.ts',
   'test/email-sign-in.test.ts',
+  'test/first-proof.test.ts',
   'test/totp.test.ts',
   'test/conventions.test.ts',
   'test/passkeys.test.ts',

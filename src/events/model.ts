@@ -4,7 +4,6 @@ import { DOCUMENTED_AS, unixSeconds } from '../http/fields';
 
 export const TAG = 'Events';
 
-/** Every event type of API.md §12, §13 and §14. */
 /** Every event type of API.md §12, §13 and §15. */
 export const EVENT_TYPES = [
   'user.created',
@@ -33,6 +32,7 @@ export const EVENT_TYPES = [
   'address.cleared',
   'email_code.used',
   'email_code.incorrect',
+  'credentials.revoked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
