@@ -42,19 +42,26 @@ const SETTLE_BUDGET_MS = 1000;
  * when the transactions it must wait for are still running after SETTLE_BUDGET_MS.
  *
  * Every id up to L (the sequence's last value, read first) was drawn by a transaction that had its
- * xid before it drew, so before this transaction takes its own xid X right after reading L. Once no
- * transaction older than X is running (the snapshot's xmin has reached X), each of those has
- * committed or rolled back, and a statement run afterwards sees every event up to L there will ever be.
- * Comparing each event's own xid with the xmin would not do: a transaction may take its xid early
+ * xid before it drew, so before the one statement that reads L takes its own xid X. Once no
+ * transaction of this database older than X is running, each of those has committed or rolled back,
+ * and a statement run afterwards sees every event up to L there will ever be. Only this database's
+ * transactions can write its events: an idle transaction in another database of the cluster (which
+ * holds back every snapshot's xmin) is not waited for. Each step is one statement on its own, so a
+ * waiting reader holds no pooled connection between its polls and cannot starve other requests.
+ * Comparing each event's own xid with a horizon would not do: a transaction may take its xid early
  * (at its first write) and draw its event id late, after a younger transaction drew a lower one.
  */
-async function settledHorizon(tx: PgTx): Promise<number | undefined> {
-  const [first] = (await tx.execute(sql`select set_config('synchronous_commit', 'off', true),
+async function settledHorizon(db: PgDb): Promise<number | undefined> {
+  const [first] = (await db.execute(sql`select set_config('synchronous_commit', 'off', true),
     coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass), 0)::text as last,
-    pg_current_xact_id()::text as me`)) as unknown as { last: string; me: string }[];
+    pg_current_xact_id()::xid::text as me`)) as unknown as { last: string; me: string }[];
   const deadline = Date.now() + SETTLE_BUDGET_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
-    const [state] = (await tx.execute(sql`select pg_snapshot_xmin(pg_current_snapshot()) >= ${first!.me}::xid8 as settled`)) as unknown as { settled: boolean }[];
+    // age(): wraparound-safe "older than"; X itself has committed.
+    const [state] = (await db.execute(sql`select not exists (select 1 from pg_stat_activity
+      where datname = current_database() and backend_xid is not null and age(backend_xid) > age(${first!.me}::xid)) as settled`)) as unknown as {
+      settled: boolean;
+    }[];
     if (state?.settled) return Number(first!.last);
     if (Date.now() + pause > deadline) return undefined;
     await Bun.sleep(pause);
@@ -66,15 +73,14 @@ export function postgresEventStore(db: PgDb, append: AppendEventsPg): EventStore
     async append(drafts) {
       if (drafts.length > 0) await inTransaction(db, (tx) => append(tx, drafts));
     },
-    list: (query) =>
-      inTransaction(db, async (tx) => {
-        const horizon = await settledHorizon(tx);
-        if (horizon === undefined || horizon <= query.after) return [];
-        const conditions: SQL[] = [gt(events.id, query.after), lte(events.id, horizon)];
-        if (query.userId !== null) conditions.push(eq(events.userId, query.userId));
-        if (query.type !== null) conditions.push(eq(events.type, query.type));
-        return tx.select().from(events).where(and(...conditions)).orderBy(asc(events.id)).limit(query.limit);
-      }),
+    async list(query) {
+      const horizon = await settledHorizon(db);
+      if (horizon === undefined || horizon <= query.after) return [];
+      const conditions: SQL[] = [gt(events.id, query.after), lte(events.id, horizon)];
+      if (query.userId !== null) conditions.push(eq(events.userId, query.userId));
+      if (query.type !== null) conditions.push(eq(events.type, query.type));
+      return db.select().from(events).where(and(...conditions)).orderBy(asc(events.id)).limit(query.limit);
+    },
     async deleteOlderThan(beforeSeconds, limit) {
       const deleted = await db.execute(sql`delete from ${events} where ${events.id} in (
         select ${events.id} from ${events} where ${events.time} < ${beforeSeconds} order by ${events.time} limit ${limit} for update skip locked)`);
