@@ -47,34 +47,72 @@ const SETTLE_BUDGET_MS = 1000;
  * and a statement run afterwards sees every event up to L there will ever be. Only this database's
  * transactions can write its events: an idle transaction in another database of the cluster (which
  * holds back every snapshot's xmin) is not waited for. Each step is one statement on its own, so a
- * waiting reader holds no pooled connection between its polls and cannot starve other requests.
+ * waiting reader holds no pooled connection while it waits (createSettler polls for all of them).
  * Comparing each event's own xid with a horizon would not do: a transaction may take its xid early
  * (at its first write) and draw its event id late, after a younger transaction drew a lower one.
  */
-async function settledHorizon(db: PgDb): Promise<number | undefined> {
+async function settledHorizon(db: PgDb, settled: Settler): Promise<number | undefined> {
   const [first] = (await db.execute(sql`select set_config('synchronous_commit', 'off', true),
     coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'id')::regclass), 0)::text as last,
     pg_current_xact_id()::xid::text as me`)) as unknown as { last: string; me: string }[];
-  const deadline = Date.now() + SETTLE_BUDGET_MS;
-  for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
-    // age(): wraparound-safe "older than"; X itself has committed.
-    const [state] = (await db.execute(sql`select not exists (select 1 from pg_stat_activity
-      where datname = current_database() and backend_xid is not null and age(backend_xid) > age(${first!.me}::xid)) as settled`)) as unknown as {
-      settled: boolean;
-    }[];
-    if (state?.settled) return Number(first!.last);
-    if (Date.now() + pause > deadline) return undefined;
-    await Bun.sleep(pause);
-  }
+  return (await settled(first!.me, SETTLE_BUDGET_MS)) ? Number(first!.last) : undefined;
+}
+
+/** Resolves true once no transaction of this database older than `xid` runs, false after `budgetMs`. */
+type Settler = (xid: string, budgetMs: number) => Promise<boolean>;
+const POLL_MS = 10;
+
+/**
+ * One poll for every waiting reader of this process, one statement every POLL_MS while any waits: 20
+ * readers cost what one does, so waiting readers cannot crowd other requests out of the pool.
+ * age() compares transaction ids safely across wraparound; a reader's own xid has committed.
+ */
+function createSettler(db: PgDb): Settler {
+  const waiting = new Map<string, { settle: (settled: boolean) => void; fail: (error: unknown) => void }[]>();
+  let polling = false;
+  const poll = async () => {
+    polling = true;
+    try {
+      while (waiting.size > 0) {
+        const xids = `{${[...waiting.keys()].join(',')}}`;
+        const rows = (await db.execute(sql`select x::text as x from unnest(${xids}::xid[]) as x
+          where not exists (select 1 from pg_stat_activity where datname = current_database()
+            and backend_xid is not null and age(backend_xid) > age(x))`)) as unknown as { x: string }[];
+        for (const { x } of rows) {
+          for (const waiter of waiting.get(x) ?? []) waiter.settle(true);
+          waiting.delete(x);
+        }
+        if (waiting.size > 0) await Bun.sleep(POLL_MS);
+      }
+    } catch (error) {
+      for (const waiters of waiting.values()) for (const waiter of waiters) waiter.fail(error);
+      waiting.clear();
+    } finally {
+      polling = false;
+    }
+  };
+  return (xid, budgetMs) =>
+    new Promise<boolean>((resolve, reject) => {
+      const waiter = { settle: (settled: boolean) => (clearTimeout(timer), resolve(settled)), fail: (error: unknown) => (clearTimeout(timer), reject(error)) };
+      const timer = setTimeout(() => {
+        const rest = (waiting.get(xid) ?? []).filter((other) => other !== waiter);
+        if (rest.length > 0) waiting.set(xid, rest);
+        else waiting.delete(xid);
+        resolve(false);
+      }, budgetMs);
+      waiting.set(xid, [...(waiting.get(xid) ?? []), waiter]);
+      if (!polling) void poll();
+    });
 }
 
 export function postgresEventStore(db: PgDb, append: AppendEventsPg): EventStore {
+  const settled = createSettler(db);
   return {
     async append(drafts) {
       if (drafts.length > 0) await inTransaction(db, (tx) => append(tx, drafts));
     },
     async list(query) {
-      const horizon = await settledHorizon(db);
+      const horizon = await settledHorizon(db, settled);
       if (horizon === undefined || horizon <= query.after) return [];
       const conditions: SQL[] = [gt(events.id, query.after), lte(events.id, horizon)];
       if (query.userId !== null) conditions.push(eq(events.userId, query.userId));
