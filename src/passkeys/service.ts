@@ -88,13 +88,9 @@ export function createPasskeysService({ store, users, limits, clock, log, events
   async function recordUse(challengeId: string, checked: CheckedAssertion, count: CountFailure, clientIp: string | null = null): Promise<void> {
     const now = nowSeconds(clock);
     const use = { passkeyId: checked.passkey.id, counter: checked.counter, backedUp: checked.backedUp, nowSeconds: now };
-    const outcome = await store.use(
-      challengeId,
-      use,
-      (result) => [draft(result === 'used' ? 'passkey.used' : 'passkey.failed', now, checked.passkey.userId, clientIp)],
-      // Read again where the use is recorded: a disable answered meanwhile wins (API.md §14).
-      (owner) => isDisabled(owner, now),
-    );
+    const used = (result: 'used' | 'stale') => [draft(result === 'used' ? 'passkey.used' : 'passkey.failed', now, checked.passkey.userId, clientIp)];
+    // The state is read again where the use is recorded: a disable answered meanwhile wins (API.md §14).
+    const outcome = await store.use(challengeId, use, used, (owner) => isDisabled(owner, now));
     if (outcome === 'refused') throw new AppError('USER_DISABLED');
     if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
     if (outcome === 'stale') await refuse('sign counter moved during the verification', count);
