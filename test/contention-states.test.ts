@@ -5,6 +5,7 @@ import { describe, expect, test } from 'bun:test';
 import type { SQL } from 'bun';
 import { generateId } from '../src/security/random';
 import { ORIGIN, RP, softAuthenticator } from './support/passkeys';
+import { encodeTotpKey, generateTotpCode } from '../src/security/totp';
 import { ok, tally, twoProcessesForThisFile, type Answer, type TwoProcesses } from './support/two-processes';
 
 const processes = await twoProcessesForThisFile('account states at the write, across two server processes', {
@@ -90,6 +91,18 @@ describe.skipIf(processes.skip)('two server processes: the refusing state is rea
       expect({ round, answer: tally([answer]) }).toEqual({ round, answer: { '400 USER_DISABLED': 1 } });
       expect((await pair().sql`select id from challenges where id = ${options.challenge_id}`).length).toBe(1);
       expect((await pair().sql`select last_used_at from passkeys where user_id = ${user.id}`)[0].last_used_at).toBeNull();
+    }
+  }, SCENARIO_MS);
+
+  test('a TOTP second factor waiting at its write while a disable commits: USER_DISABLED, the step unused', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = await seedUser(true);
+      const key = crypto.getRandomValues(new Uint8Array(20));
+      await pair().sql`insert into totp_credentials ${pair().sql({ user_id: user.id, created_at: 1_700_000_000, key: encodeTotpKey(key), last_used_step: 0 })}`;
+      const code = generateTotpCode(key, Date.now());
+      const answer = await disabledWhileTheWriteWaits(user.id, () => pair().call(round, 'POST', `/users/${user.id}/verify-2fa/totp`, { code }));
+      expect({ round, answer: tally([answer]) }).toEqual({ round, answer: { '400 USER_DISABLED': 1 } });
+      expect(Number((await pair().sql`select last_used_step from totp_credentials where user_id = ${user.id}`)[0].last_used_step)).toBe(0);
     }
   }, SCENARIO_MS);
 

@@ -69,7 +69,9 @@ export function createTotpService({ store, limits, clock, events }: { store: Tot
         const step = matchingStep(storedKey(credential.key), code, clock());
         if (step === undefined) return wrongCode(lockout, userId);
         // A replayed code is not a guess at the key, so it answers INCORRECT_CODE without counting.
-        if (!(await store.claimStep(userId, step))) throw new AppError('INCORRECT_CODE');
+        const claimed = await store.claimStep(userId, step, (state) => isDisabled(state, nowSeconds(clock)));
+        if (claimed === 'refused') throw new AppError('USER_DISABLED');
+        if (claimed === 'replayed') throw new AppError('INCORRECT_CODE');
         await lockout.reset(userId);
       });
     },

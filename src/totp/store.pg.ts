@@ -25,15 +25,19 @@ export function postgresTotpStore(db: PgDb, append: AppendEventsPg): TotpStore {
         return 'saved';
       });
     },
-    // One statement on one row: it holds one lock and waits for at most one, so it needs no user lock.
-    async claimStep(userId, step) {
-      const claimed = await db
-        .update(totpCredentials)
-        .set({ lastUsedStep: step })
-        .where(and(eq(totpCredentials.userId, userId), lt(totpCredentials.lastUsedStep, step)))
-        .returning({ userId: totpCredentials.userId });
-      return claimed.length > 0;
-    },
+    // The user first (the lock order): a disable commits wholly before (and is seen) or after.
+    claimStep: (userId, step, refuses) =>
+      inTransaction(db, async (tx): Promise<'claimed' | 'replayed' | 'refused'> => {
+        await lockUser(tx, userId);
+        const [user] = await tx.select({ disabled: users.disabled, disabledUntil: users.disabledUntil }).from(users).where(eq(users.id, userId));
+        if (user !== undefined && refuses(user)) return 'refused';
+        const claimed = await tx
+          .update(totpCredentials)
+          .set({ lastUsedStep: step })
+          .where(and(eq(totpCredentials.userId, userId), lt(totpCredentials.lastUsedStep, step)))
+          .returning({ userId: totpCredentials.userId });
+        return claimed.length > 0 ? 'claimed' : 'replayed';
+      }),
     delete: (userId, events) =>
       inTransaction(db, async (tx) => {
         if (!(await lockUser(tx, userId))) return false;

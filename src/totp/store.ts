@@ -23,8 +23,12 @@ export interface TotpStore {
    * `refused` (nothing written) when `refuses` the user's state as read in the same transaction (API.md §14).
    */
   save(record: TotpRecord, events: EventDraft[], refuses: (user: DisabledState) => boolean): Promise<'saved' | 'gone' | 'refused'>;
-  /** Marks `step` used if it is later than the last used one: of parallel claims of one step, one wins. */
-  claimStep(userId: string, step: number): Promise<boolean>;
+  /**
+   * Marks `step` used if it is later than the last used one: of parallel claims of one step, one wins
+   * (`replayed` for the others). `refused` (nothing written) when `refuses` the user's state, read in
+   * the same transaction (API.md §14).
+   */
+  claimStep(userId: string, step: number, refuses: (user: DisabledState) => boolean): Promise<'claimed' | 'replayed' | 'refused'>;
   /** False when there was none (and then no events are appended). */
   delete(userId: string, events: EventDraft[]): Promise<boolean>;
 }
@@ -48,14 +52,18 @@ export function sqliteTotpStore(db: Db, append: AppendEvents): TotpStore {
         return 'saved';
       });
     },
-    async claimStep(userId, step) {
-      const claimed = db
-        .update(totpCredentials)
-        .set({ lastUsedStep: step })
-        .where(and(eq(totpCredentials.userId, userId), lt(totpCredentials.lastUsedStep, step)))
-        .returning({ userId: totpCredentials.userId })
-        .get();
-      return claimed !== undefined;
+    async claimStep(userId, step, refuses) {
+      return db.transaction((tx) => {
+        const user = tx.select({ disabled: users.disabled, disabledUntil: users.disabledUntil }).from(users).where(eq(users.id, userId)).get();
+        if (user !== undefined && refuses(user)) return 'refused';
+        const claimed = tx
+          .update(totpCredentials)
+          .set({ lastUsedStep: step })
+          .where(and(eq(totpCredentials.userId, userId), lt(totpCredentials.lastUsedStep, step)))
+          .returning({ userId: totpCredentials.userId })
+          .get();
+        return claimed === undefined ? 'replayed' : 'claimed';
+      });
     },
     async delete(userId, events) {
       return db.transaction((tx) => {
