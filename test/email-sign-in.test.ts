@@ -13,7 +13,7 @@ const TEN_SECONDS = 10_000;
 const TEN_MINUTES = 10 * 60 * 1000;
 const FIFTEEN_MINUTES = 15 * 60 * 1000;
 
-type Created = { id: string; user_id: string; created_at: number; expires_at: number; code: string };
+type Created = { id: string; user_id: string; created_at: number; expires_at: number; email: string; code: string };
 
 async function setup() {
   const h = createHarness();
@@ -58,13 +58,14 @@ describe('sign in with an emailed code', () => {
   test('create, then sign in with the lower-case code: the user, its email verified, the request used up', async () => {
     const { h, user } = await setup();
     const created = await createRequest(h);
-    expect(Object.keys(created).sort()).toEqual(['code', 'created_at', 'expires_at', 'id', 'user_id']);
+    expect(Object.keys(created).sort()).toEqual(['code', 'created_at', 'email', 'expires_at', 'id', 'user_id']);
+    expect(created.email).toBe('ada@example.com');
     expect(created.code).toMatch(/^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{8}$/);
     expect(created.id).toMatch(/^[abcdefghijkmnpqrstuvwxyz23456789]{24}$/);
     expect(created.user_id).toBe(user.id);
     expect(created.created_at).toBe(Math.floor(h.now() / 1000));
     expect(created.expires_at).toBe(created.created_at + 600);
-    const { code, ...view } = created;
+    const { code, email: _, ...view } = created;
     expect(await list(h, user.id)).toEqual([view]);
 
     const res = await signIn(h, created.id, code.toLowerCase());
@@ -74,8 +75,8 @@ describe('sign in with an emailed code', () => {
     expect(await rowOf(h, created.id)).toBeNull();
     expect(await list(h, user.id)).toEqual([]);
     expectError(await signIn(h, created.id, code), 400, 'INVALID_REQUEST');
-    // The password is untouched.
-    expect((await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: STRONG_PASSWORD } })).status).toBe(204);
+    // The address's first proof: the password nobody proved is gone (API.md §15, test/first-proof.test.ts).
+    expectError(await h.call('POST', `/users/${user.id}/verify-password`, { body: { password: STRONG_PASSWORD } }), 400, 'INCORRECT_PASSWORD');
   });
 
   test('the code is stored only as the SHA-256 of its upper-case form and never returned again', async () => {
@@ -104,7 +105,7 @@ describe('sign in with an emailed code', () => {
     const during = (action: () => Promise<unknown>) => eventsDuring(h, action).then(summary);
     const created = await createRequest(h, 'ada@example.com', { client_ip: IP });
     expect(await during(() => signIn(h, created.id, wrongCode(created.code), { client_ip: IP }))).toEqual([['email_code.incorrect', user.id, IP]]);
-    expect(await during(() => signIn(h, created.id, created.code))).toEqual([['email_code.used', user.id, null]]);
+    expect(await during(() => signIn(h, created.id, created.code))).toEqual([['email_code.used', user.id, null], ['credentials.revoked', user.id, null]]);
     // Creating one, and refusals before the code is judged, write nothing.
     expect(await during(() => createRequest(h))).toEqual([]);
     expect(await during(() => createRaw(h, { email: 'nobody@example.com' }))).toEqual([]);

@@ -72,7 +72,7 @@ describe('each flow appends exactly its events', () => {
     expect(await during(() => update(STRONG_PASSWORD, NEW_PASSWORD))).toEqual([['password.updated', user.id, IP]]);
   });
 
-  test('password reset: only the reset itself is an event', async () => {
+  test('password reset: only the reset itself is an event (and, on an unproven address, its revocation)', async () => {
     const { h, during } = await setup();
     const user = await h.createUser({ email: 'ada@example.com' });
     let request: { id: string; code: string } = { id: '', code: '' };
@@ -82,6 +82,8 @@ describe('each flow appends exactly its events', () => {
     expect(await during(() => verify(request.code))).toEqual([]);
     expect(await during(() => h.call('POST', '/reset-password', { body: { request_id: request.id, password: NEW_PASSWORD, client_ip: IP } }))).toEqual([
       ['password.reset', user.id, IP],
+      // The address's first proof (API.md §15).
+      ['credentials.revoked', user.id, IP],
     ]);
     expect(await during(() => h.call('POST', '/reset-password', { body: { request_id: request.id, password: NEW_PASSWORD } }))).toEqual([]);
   });

@@ -58,7 +58,7 @@ describe('a challenge is redeemed once, also in parallel', () => {
     const user = await h.createUser();
     const passkey = await registered(h, user.id, softAuthenticator());
     const [first, second] = [await authenticationOptions(h), await authenticationOptions(h)];
-    const use = (challengeId: string, counter: number) => h.stores.passkeys.use(challengeId, { passkeyId: passkey.id, counter, backedUp: false, nowSeconds: h.now() / 1000 }, () => []);
+    const use = (challengeId: string, counter: number) => h.stores.passkeys.use(challengeId, { passkeyId: passkey.id, counter, backedUp: false, nowSeconds: h.now() / 1000 }, () => [], () => false);
     expect(await use(first.challenge_id, 5)).toBe('used');
     expect(await use(second.challenge_id, 4)).toBe('stale');
     expect(await challengeExists(h, second.challenge_id)).toBe(false);

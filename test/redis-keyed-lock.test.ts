@@ -106,6 +106,31 @@ describe.skipIf(redis.skip)('RedisKeyedLock', () => {
     expect(waited).toBeLessThan(5_000);
   });
 
+  test('an instance killed while it holds a lock (default lease): another takes it within 2 s', async () => {
+    const prefix = freshPrefix();
+    // A real process holding the lock with the defaults, as a serving instance does during a check.
+    const holder = Bun.spawn(
+      [process.execPath, '-e', `
+        const { RedisLink } = await import(${JSON.stringify(`${import.meta.dir}/../src/limits/redis-link.ts`)});
+        const { RedisKeyedLock } = await import(${JSON.stringify(`${import.meta.dir}/../src/limits/redis-keyed-lock.ts`)});
+        const link = new RedisLink({ url: ${JSON.stringify(redis.server().url)}, log: () => {} });
+        await link.start();
+        void new RedisKeyedLock(link, { prefix: ${JSON.stringify(prefix)} }).run('addr', () => { console.log('held'); return new Promise(() => {}); });
+      `],
+      { stdout: 'pipe', stderr: 'inherit' },
+    );
+    const reader = holder.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('held');
+    // Held past its first lease: the live holder renews it, so a waiter cannot take it.
+    await Bun.sleep(2_000);
+    expect(await instanceA.send('EXISTS', [`${prefix}addr`])).toBe(1);
+    holder.kill('SIGKILL');
+    await holder.exited;
+    const start = performance.now();
+    await new RedisKeyedLock(instanceB, { prefix }).run('addr', async () => undefined);
+    expect(performance.now() - start).toBeLessThan(2_000);
+  }, 30_000);
+
   test('only the owner releases: a lock taken over by another owner is left alone', async () => {
     const prefix = freshPrefix();
     await new RedisKeyedLock(instanceA, { prefix }).run('addr', async () => {

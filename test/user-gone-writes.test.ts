@@ -20,7 +20,8 @@ describe('writes for a user that is gone', () => {
       expect(await stores.emailSignIn.insert({ ...request, id: ids.signIn, email: 'gone@example.com', codeHash: 'x'.repeat(64) })).toBe(expected);
       expect(await stores.emailUpdate.insert({ ...request, id: ids.update, email: 'new@example.com', code: 'ABCDEFGH' })).toBe(expected);
       expect(await stores.emailVerification.replace({ ...request, code: 'ABCDEFGH' })).toBe(expected);
-      expect(await stores.totp.save({ userId, createdAt: now, key: Buffer.alloc(20, 7).toString('base64'), lastUsedStep: 0 }, [])).toBe(expected);
+      const totp = await stores.totp.save({ userId, createdAt: now, key: Buffer.alloc(20, 7).toString('base64'), lastUsedStep: 0 }, [], () => false);
+      expect(totp).toBe(expected ? 'saved' : 'gone');
       const challenge = { id: ids.challenge, ceremony: 'registration', purpose: null, userId, challenge: 'c', userVerification: 'preferred', expiresAt: later } as const;
       expect(await stores.passkeys.insertChallenge(challenge)).toBe(expected);
 

@@ -17,6 +17,10 @@ export const EmailSignInRequest = t.Object({
 export const CreatedEmailSignInRequest = t.Composite([
   EmailSignInRequest,
   t.Object({
+    email: t.String({
+      description: 'The stored address (normalised) the code must be emailed to; never the address as typed',
+      examples: ['ada@example.com'],
+    }),
     code: t.String({
       description: "The code to email to the user's address. Shown only here, stored only as a hash",
       examples: ['7KQ2MZXD'],

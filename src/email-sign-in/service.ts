@@ -2,12 +2,14 @@ import { hashCode, matchesCodeHash, newRequestTimes } from '../code-requests/ser
 import { AppError } from '../errors';
 import { draft } from '../events/model';
 import type { EventStore } from '../events/store';
+import { createRevocations } from '../first-proof/service';
 import { countFailedLogin, guardLogin } from '../passwords/service';
 import { nowSeconds, type Clock } from '../security/clock';
 import { normalizeEmail } from '../security/email-address';
+import type { PasswordHasher } from '../hashing/password-hash';
 import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../limits/rate-limit';
-import { isDisabled, rejectDisabled, type UserView } from '../users/model';
+import { isDisabled, rejectDisabled, type DisabledState, type UserView } from '../users/model';
 import type { UserStore } from '../users/store';
 import { toSignInRequestView, type CreatedSignInRequestView, type SignInRequestView } from './model';
 import type { EmailSignInStore, SignInRequestRecord } from './store';
@@ -17,12 +19,14 @@ export interface EmailSignInDeps {
   users: UserStore;
   limits: RateLimits;
   events: EventStore;
+  hasher: PasswordHasher;
   clock: Clock;
 }
 
 /** Sign in with an emailed code (API.md §15), on the code-request machinery every emailed code shares. */
-export function createEmailSignInService({ store, users, limits, events, clock }: EmailSignInDeps) {
+export function createEmailSignInService({ store, users, limits, events, hasher, clock }: EmailSignInDeps) {
   const now = () => nowSeconds(clock);
+  const revocations = createRevocations(hasher);
 
   /**
    * Counted on the request (its 5th wrong code invalidates it) with its event, then toward the
@@ -55,7 +59,7 @@ export function createEmailSignInService({ store, users, limits, events, clock }
       const record = { id: generateId(), userId: user.id, ...newRequestTimes(now()), failedAttempts: 0, email: user.email, codeHash: hashCode(code) };
       // The user was deleted after the lookup.
       if (!(await store.insert(record))) throw new AppError('NOT_FOUND');
-      return { ...toSignInRequestView(record), code };
+      return { ...toSignInRequestView(record), email: record.email, code };
     },
 
     /**
@@ -71,7 +75,13 @@ export function createEmailSignInService({ store, users, limits, events, clock }
         if (!matchesCodeHash(input.code, request.codeHash)) return refuseWrongCode(request, input.clientIp);
         // The address is verified by this very code: email_code.used says both.
         const used = [draft('email_code.used', now(), request.userId, input.clientIp)];
-        const outcome = await store.redeem(request, now(), used, (user) => isDisabled(user, now()));
+        const refuses = (user: DisabledState) => isDisabled(user, now());
+        let outcome = await store.redeem(request, now(), used, refuses);
+        if (outcome === 'unproven') {
+          // The address's first proof (API.md §15): what replaces the unproven credentials, hashed outside the transaction.
+          const revocation = await revocations.prepare({ userId: request.userId, time: now(), clientIp: input.clientIp, replacePassword: true });
+          outcome = await store.redeem(request, now(), used, refuses, revocation);
+        }
         if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
         if (outcome === 'refused') throw new AppError('USER_DISABLED');
         const view = await users.findView(request.userId, now());

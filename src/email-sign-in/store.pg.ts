@@ -4,11 +4,13 @@ import type { PgDb } from '../db/pg-client';
 import { inTransaction, lockUser } from '../db/pg-transaction';
 import { emailSignInRequests as requests, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
+import { isFirstProof } from '../first-proof/service';
+import { revokeUnprovenPg } from '../first-proof/store.pg';
 import type { EmailSignInStore } from './store';
 
 const counted: CountedPgRequests = { table: requests, key: requests.id };
 const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLivePg(requests.expiresAt, nowSeconds));
-const ownerColumns = { email: users.email, disabled: users.disabled, disabledUntil: users.disabledUntil };
+const ownerColumns = { email: users.email, emailVerified: users.emailVerified, disabled: users.disabled, disabledUntil: users.disabledUntil };
 
 export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): EmailSignInStore {
   return {
@@ -20,7 +22,7 @@ export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): Emai
      * wholly before or after, and parallel redemptions wait there; the DELETE … RETURNING then claims the request,
      * and a twin finds nothing to delete.
      */
-    redeem: (request, nowSeconds, events, refuses) =>
+    redeem: (request, nowSeconds, events, refuses, revocation) =>
       inTransaction(db, async (tx) => {
         if (!(await lockUser(tx, request.userId))) return 'gone';
         const [user] = await tx.select(ownerColumns).from(users).where(eq(users.id, request.userId));
@@ -30,10 +32,13 @@ export function postgresEmailSignInStore(db: PgDb, append: AppendEventsPg): Emai
           return 'gone';
         }
         if (refuses(user)) return 'refused';
+        const firstProof = isFirstProof(user);
+        if (firstProof && revocation === undefined) return 'unproven';
         const claimed = await tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id });
         if (claimed.length === 0) return 'gone';
         await tx.update(users).set({ emailVerified: true }).where(eq(users.id, request.userId));
         await append(tx, events);
+        if (firstProof) await revokeUnprovenPg(tx, append, request.userId, revocation!);
         return 'signed_in';
       }),
   };

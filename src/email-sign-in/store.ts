@@ -4,6 +4,8 @@ import type { Db } from '../db/client';
 import { emailSignInRequests as requests, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
+import { isFirstProof, type Revocation } from '../first-proof/service';
+import { revokeUnproven } from '../first-proof/store';
 import type { DisabledState } from '../users/model';
 
 export interface SignInRequestRecord {
@@ -21,9 +23,10 @@ export interface SignInRequestRecord {
 /**
  * `signed_in`: consumed, the address marked verified, the events appended. `gone`: consumed, expired
  * or invalidated meanwhile, or the user's address is no longer the one the code was sent to (the
- * request is then deleted). `refused`: the user's state refuses it; nothing changed.
+ * request is then deleted). `refused`: the user's state refuses it; nothing changed. `unproven`: the
+ * address was never verified and no revocation was given (API.md §15); nothing changed.
  */
-export type RedeemOutcome = 'signed_in' | 'gone' | 'refused';
+export type RedeemOutcome = 'signed_in' | 'gone' | 'refused' | 'unproven';
 
 /** The service's rule on the user's state (a disabled user: API.md §14), applied inside the redemption. */
 export type RefusesUser = (user: DisabledState) => boolean;
@@ -41,21 +44,21 @@ export interface EmailSignInStore {
   /**
    * Consumes the request and marks the user's address verified, at once, unless `refuses` the user as
    * it is then: of parallel redemptions exactly one finds the request. `events` are appended only when
-   * it was consumed.
+   * it was consumed. An address verified for the first time also applies `revocation` (API.md §15).
    */
-  redeem(request: SignInRequestRecord, nowSeconds: number, events: EventDraft[], refuses: RefusesUser): Promise<RedeemOutcome>;
+  redeem(request: SignInRequestRecord, nowSeconds: number, events: EventDraft[], refuses: RefusesUser, revocation?: Revocation): Promise<RedeemOutcome>;
 }
 
 const counted: CountedRequests = { table: requests, key: requests.id };
 const live = (id: string, nowSeconds: number) => and(eq(requests.id, id), isLive(requests.expiresAt, nowSeconds));
-const ownerColumns = { email: users.email, disabled: users.disabled, disabledUntil: users.disabledUntil };
+const ownerColumns = { email: users.email, emailVerified: users.emailVerified, disabled: users.disabled, disabledUntil: users.disabledUntil };
 
 export function sqliteEmailSignInStore(db: Db, append: AppendEvents): EmailSignInStore {
   return {
     ...sqliteRequestRows(db, requests),
     recordWrongCode: async (id, nowSeconds, events) =>
       recordWrongCode(db, counted, id, nowSeconds, (tx, outcome) => (outcome === 'gone' ? undefined : append(tx, events))),
-    async redeem(request, nowSeconds, events, refuses) {
+    async redeem(request, nowSeconds, events, refuses, revocation) {
       return db.transaction((tx) => {
         const user = tx.select(ownerColumns).from(users).where(eq(users.id, request.userId)).get();
         if (user === undefined) return 'gone';
@@ -64,10 +67,13 @@ export function sqliteEmailSignInStore(db: Db, append: AppendEvents): EmailSignI
           return 'gone';
         }
         if (refuses(user)) return 'refused';
+        const firstProof = isFirstProof(user);
+        if (firstProof && revocation === undefined) return 'unproven';
         const claimed = tx.delete(requests).where(live(request.id, nowSeconds)).returning({ id: requests.id }).get();
         if (claimed === undefined) return 'gone';
         tx.update(users).set({ emailVerified: true }).where(eq(users.id, request.userId)).run();
         append(tx, events);
+        if (firstProof) revokeUnproven(tx, append, request.userId, revocation!);
         return 'signed_in';
       });
     },

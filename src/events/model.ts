@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   'email_code.incorrect',
   'api_key.created',
   'api_key.deleted',
+  'credentials.revoked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

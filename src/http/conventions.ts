@@ -80,16 +80,23 @@ export function httpConventions() {
     .onError({ as: 'global' }, ({ code, error: thrown, request }) => {
       // Elysia wraps whatever a parser throws (our 413) in its own ParseError.
       const error = code === 'PARSE' && thrown.cause instanceof AppError ? thrown.cause : thrown;
-      if (error instanceof AppError) {
-        const retryAfter = error.retryAfterSeconds;
-        return errorResponse(error.errorCode, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
-      }
+      if (error instanceof AppError) return appErrorResponse(error);
       // A response that fails its own schema is our bug, not the caller's bad data.
       const isResponseCheck = code === 'VALIDATION' && (error as { type?: string }).type === 'response';
       if ((code === 'VALIDATION' && !isResponseCheck) || code === 'PARSE') return errorResponse('INVALID_DATA');
       if (code === 'NOT_FOUND') return errorResponse('NOT_FOUND');
       return unexpectedFailure(request, error);
     });
+}
+
+function appErrorResponse(error: AppError): Response {
+  const retryAfter = error.retryAfterSeconds;
+  return errorResponse(error.errorCode, retryAfter === undefined ? undefined : { 'retry-after': String(retryAfter) });
+}
+
+/** What a route outside the router (the direct reads) answers for a thrown error: its AppError (503 while the database is down), else UNKNOWN_ERROR. */
+export function failureResponse(request: Request, error: unknown): Response {
+  return error instanceof AppError ? appErrorResponse(error) : unexpectedFailure(request, error);
 }
 
 /** UNKNOWN_ERROR, with the error noted for the outer handler's log line (never its message if it holds values). */

@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../errors';
 import { type Caller, runAsActor, setCallerOf } from './caller';
 import { errorResponse } from './responses';
-import { MAX_BODY_BYTES, unexpectedFailure } from './conventions';
+import { failureResponse, MAX_BODY_BYTES } from './conventions';
 import { withCommonHeaders } from './headers';
 import { AccessLine, failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
@@ -154,10 +154,10 @@ export function createRequestHandler(options: {
       if (!(answered instanceof Promise)) return finish(request, path, started, answered, read.template, caller);
       return answered.then(
         (response) => finish(request, path, started, response, read.template, caller),
-        (error) => finish(request, path, started, unexpectedFailure(request, error), undefined, caller),
+        (error) => finish(request, path, started, failureResponse(request, error), undefined, caller),
       );
     } catch (error) {
-      return finish(request, path, started, unexpectedFailure(request, error), undefined, caller);
+      return finish(request, path, started, failureResponse(request, error), undefined, caller);
     }
   }
 

@@ -10,6 +10,14 @@ const EXTEND = new RedisScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`);
 
+/**
+ * The lease a lock is taken for. A live owner renews it every third of it, so its task may run much
+ * longer (a check queued behind a busy hasher); an owner that died (a killed instance) stops renewing,
+ * and its lock is gone at most this long after: other instances' checks for that address wait no more
+ * (API.md §10 answers within 2 s). Renewal needs the owner's event loop to run twice a lease.
+ */
+export const LEASE_MS = 1_500;
+
 export interface RedisKeyedLockOptions {
   prefix: string;
   /**
@@ -34,7 +42,7 @@ export class RedisKeyedLock implements KeyedLock {
   private readonly maxPollMs: number;
 
   constructor(private readonly link: RedisLink, private readonly opts: RedisKeyedLockOptions) {
-    this.ttlMs = opts.ttlMs ?? 10_000;
+    this.ttlMs = opts.ttlMs ?? LEASE_MS;
     this.maxPollMs = opts.maxPollMs ?? 20;
   }
 

@@ -8,8 +8,8 @@ import { MAX_PASSKEYS_PER_USER } from './webauthn/fields';
 import { passkeyNameFor } from './webauthn/names';
 import { generateId } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../limits/rate-limit';
+import { isDisabled, rejectDisabled, type UserView } from '../users/model';
 import { creationOptions, requestOptions, userHandleMatches, verifyAssertion, verifyRegistration, type RelyingParty, type UserVerification } from './webauthn/ceremonies';
-import { rejectDisabled, type UserView } from '../users/model';
 import type { UserRecord, UserStore } from '../users/store';
 import { toPasskeyView, type AuthenticationOptionsView, type PasskeyView, type RegistrationOptionsView } from './model';
 import type { ChallengeRecord, PasskeyRecord, PasskeyStore } from './store';
@@ -88,9 +88,10 @@ export function createPasskeysService({ store, users, limits, clock, log, events
   async function recordUse(challengeId: string, checked: CheckedAssertion, count: CountFailure, clientIp: string | null = null): Promise<void> {
     const now = nowSeconds(clock);
     const use = { passkeyId: checked.passkey.id, counter: checked.counter, backedUp: checked.backedUp, nowSeconds: now };
-    const outcome = await store.use(challengeId, use, (result) => [
-      draft(result === 'used' ? 'passkey.used' : 'passkey.failed', now, checked.passkey.userId, clientIp),
-    ]);
+    const used = (result: 'used' | 'stale') => [draft(result === 'used' ? 'passkey.used' : 'passkey.failed', now, checked.passkey.userId, clientIp)];
+    // The state is read again where the use is recorded: a disable answered meanwhile wins (API.md §14).
+    const outcome = await store.use(challengeId, use, used, (owner) => isDisabled(owner, now));
+    if (outcome === 'refused') throw new AppError('USER_DISABLED');
     if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
     if (outcome === 'stale') await refuse('sign counter moved during the verification', count);
   }
@@ -145,7 +146,8 @@ export function createPasskeysService({ store, users, limits, clock, log, events
         lastUsedAt: null,
       };
       const registered = [draft('passkey.registered', record.createdAt, user.id)];
-      const outcome = await store.register(challenge.id, nowSeconds(clock), record, MAX_PASSKEYS_PER_USER, registered);
+      const outcome = await store.register(challenge.id, nowSeconds(clock), record, MAX_PASSKEYS_PER_USER, registered, (owner) => isDisabled(owner, nowSeconds(clock)));
+      if (outcome === 'refused') throw new AppError('USER_DISABLED');
       if (outcome === 'gone') throw new AppError('INVALID_REQUEST');
       if (outcome === 'full') throw new AppError('NOT_ALLOWED');
       if (outcome === 'duplicate') throw new AppError('PASSKEY_ALREADY_REGISTERED');
@@ -188,6 +190,8 @@ export function createPasskeysService({ store, users, limits, clock, log, events
         await recordUse(challenge.id, checked.value, countFailure, input.clientIp);
         const view = await users.findView(checked.value.passkey.userId, nowSeconds(clock));
         if (view === undefined) throw new AppError('PASSKEY_VERIFICATION_FAILED');
+        // Again as the last step, as the other logins do: a disable that committed after the use is seen.
+        if (view.disabled) throw new AppError('USER_DISABLED');
         return view;
       });
     },

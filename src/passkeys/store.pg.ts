@@ -2,13 +2,15 @@ import { and, asc, count, eq, gt, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { writtenUnlessUserGone } from '../db/pg-errors';
 import { inTransaction, lockOwner, lockUser } from '../db/pg-transaction';
-import { challenges, passkeys, type PasskeyRow } from '../db/pg-schema';
+import { challenges, passkeys, users, type PasskeyRow } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import type { ChallengeRecord, PasskeyRecord, PasskeyStore, RegisterOutcome, UseOutcome } from './store';
 
 const toRecord = (row: PasskeyRow): PasskeyRecord => ({ ...row, transports: row.transports === '' ? [] : row.transports.split(',') });
 const toRow = (record: PasskeyRecord) => ({ ...record, transports: record.transports.join(',') });
 const ofUser = (userId: string, passkeyId: string) => and(eq(passkeys.id, passkeyId), eq(passkeys.userId, userId));
+const stateOf = async (tx: Pick<PgDb, 'select'>, userId: string) =>
+  (await tx.select({ disabled: users.disabled, disabledUntil: users.disabledUntil }).from(users).where(eq(users.id, userId)))[0];
 const liveChallenge = (id: string, nowSeconds: number) => and(eq(challenges.id, id), gt(challenges.expiresAt, nowSeconds));
 
 /** The PostgreSQL twin of sqlitePasskeyStore: each unit one conditional statement or one short transaction. */
@@ -54,9 +56,11 @@ export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyS
      * one after another, so the limit holds; ON CONFLICT DO NOTHING reports a registered credential id
      * without aborting the transaction, so the challenge stays consumed as the SQLite store leaves it.
      */
-    register: (challengeId, now, passkey, maxPerUser, events) =>
+    register: (challengeId, now, passkey, maxPerUser, events, refuses) =>
       inTransaction(db, async (tx): Promise<RegisterOutcome> => {
         if (!(await lockUser(tx, passkey.userId))) return 'gone';
+        const owner = await stateOf(tx, passkey.userId);
+        if (owner !== undefined && refuses(owner)) return 'refused';
         if ((await consume(tx, challengeId, now)).length === 0) return 'gone';
         const [held] = await tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, passkey.userId));
         if ((held?.n ?? 0) >= maxPerUser) return 'full';
@@ -65,9 +69,12 @@ export function postgresPasskeyStore(db: PgDb, append: AppendEventsPg): PasskeyS
         await append(tx, events);
         return 'registered';
       }),
-    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events) =>
+    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events, refuses) =>
       inTransaction(db, async (tx): Promise<UseOutcome> => {
-        await lockOwner(tx, passkeys.userId, passkeys.id, passkeyId);
+        // Under the owner's lock its state is final until commit: a disable waits, or was seen.
+        const ownerId = await lockOwner(tx, passkeys.userId, passkeys.id, passkeyId);
+        const owner = ownerId === undefined ? undefined : await stateOf(tx, ownerId);
+        if (owner !== undefined && refuses(owner)) return 'refused';
         if ((await consume(tx, challengeId, now)).length === 0) return 'gone';
         // The library's counter rule again, against the counter as it is now (the UPDATE waits on a parallel use).
         const updated = await tx

@@ -2,9 +2,10 @@ import { and, asc, count, eq, getTableColumns, gt, sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
 import { isForeignKeyViolation, isUniqueViolation, writtenUnlessUserGone } from '../db/constraints';
 import { groupCommit } from '../db/group-commit';
-import { challenges, passkeys, type PasskeyRow } from '../db/schema';
+import { challenges, passkeys, users, type PasskeyRow } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
+import type { DisabledState } from '../users/model';
 
 export interface PasskeyRecord {
   id: string;
@@ -32,8 +33,10 @@ export interface ChallengeRecord {
   expiresAt: number;
 }
 
-export type RegisterOutcome = 'registered' | 'gone' | 'full' | 'duplicate';
-export type UseOutcome = 'used' | 'gone' | 'stale';
+/** `refused`: the user's state, read in the write's own transaction, refuses it (disabled, API.md §14); nothing changed, the challenge stays unused. */
+export type RegisterOutcome = 'registered' | 'gone' | 'full' | 'duplicate' | 'refused';
+export type UseOutcome = 'used' | 'gone' | 'stale' | 'refused';
+export type RefusesUser = (user: DisabledState) => boolean;
 
 /** What a successful assertion changes on its passkey. */
 export interface PasskeyUse {
@@ -66,13 +69,13 @@ export interface PasskeyStore {
    * Consumes the challenge and, if that succeeded, inserts the passkey unless the user already has
    * `maxPerUser` or the credential id is registered (to anyone): the challenge stays consumed.
    */
-  register(challengeId: string, nowSeconds: number, passkey: PasskeyRecord, maxPerUser: number, events: EventDraft[]): Promise<RegisterOutcome>;
+  register(challengeId: string, nowSeconds: number, passkey: PasskeyRecord, maxPerUser: number, events: EventDraft[], refuses: RefusesUser): Promise<RegisterOutcome>;
   /**
    * Consumes the challenge and, if that succeeded, records the use on the passkey, provided the
    * counter still increases over the stored one (or both are 0): a parallel use may have moved it
    * since the verification read it. 'stale' (also when the passkey is gone) keeps the challenge consumed.
    */
-  use(challengeId: string, use: PasskeyUse, events: (outcome: 'used' | 'stale') => EventDraft[]): Promise<UseOutcome>;
+  use(challengeId: string, use: PasskeyUse, events: (outcome: 'used' | 'stale') => EventDraft[], refuses: RefusesUser): Promise<UseOutcome>;
 }
 
 const toRecord = (row: PasskeyRow): PasskeyRecord => ({ ...row, transports: row.transports === '' ? [] : row.transports.split(',') });
@@ -84,6 +87,13 @@ const liveChallenge = and(eq(challenges.id, placeholder('id')), gt(challenges.ex
 /** The statements of every login are prepared once: building and compiling them cost more than running them. */
 function prepare(db: Db) {
   return {
+    ownerState: db
+      .select({ disabled: users.disabled, disabledUntil: users.disabledUntil })
+      .from(passkeys)
+      .innerJoin(users, eq(users.id, passkeys.userId))
+      .where(eq(passkeys.id, placeholder('id')))
+      .prepare(),
+    userState: db.select({ disabled: users.disabled, disabledUntil: users.disabledUntil }).from(users).where(eq(users.id, placeholder('id'))).prepare(),
     byCredentialId: db.select().from(passkeys).where(eq(passkeys.credentialId, placeholder('credentialId'))).prepare(),
     findChallenge: db.select().from(challenges).where(liveChallenge).prepare(),
     consume: db.delete(challenges).where(liveChallenge).returning({ id: challenges.id }).prepare(),
@@ -139,8 +149,10 @@ export function sqlitePasskeyStore(db: Db, append: AppendEvents): PasskeyStore {
         append(tx, events);
         return true;
       }),
-    async register(challengeId, now, passkey, maxPerUser, events) {
+    async register(challengeId, now, passkey, maxPerUser, events, refuses) {
       return db.transaction((tx): RegisterOutcome => {
+        const owner = statements.userState.get({ id: passkey.userId });
+        if (owner !== undefined && refuses(owner)) return 'refused';
         if (!consume(challengeId, now)) return 'gone';
         const held = tx.select({ n: count() }).from(passkeys).where(eq(passkeys.userId, passkey.userId)).get()?.n ?? 0;
         if (held >= maxPerUser) return 'full';
@@ -156,8 +168,10 @@ export function sqlitePasskeyStore(db: Db, append: AppendEvents): PasskeyStore {
         return 'registered';
       });
     },
-    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events) =>
+    use: (challengeId, { passkeyId, counter, backedUp, nowSeconds: now }, events, refuses) =>
       commit((): UseOutcome => {
+        const owner = statements.ownerState.get({ id: passkeyId });
+        if (owner !== undefined && refuses(owner)) return 'refused';
         if (!consume(challengeId, now)) return 'gone';
         const updated = statements.recordUse.get({ id: passkeyId, counter, backedUp: backedUp ? 1 : 0, now });
         const outcome = updated === undefined ? 'stale' : 'used';

@@ -8,7 +8,8 @@ import { generateId, generateOneTimeCode } from '../security/random';
 import { enforce, spendAddressToken, type RateLimits } from '../limits/rate-limit';
 import { type CreatedResetRequestView, type ResetRequestView, toResetRequestView } from './model';
 import type { PasswordResetStore, ResetRequestRecord } from './store';
-import { rejectDisabled } from '../users/model';
+import { createRevocations, isFirstProof } from '../first-proof/service';
+import { isDisabled, rejectDisabled, type DisabledState } from '../users/model';
 import type { UserRecord, UserStore } from '../users/store';
 
 export interface PasswordResetDeps {
@@ -22,6 +23,7 @@ export interface PasswordResetDeps {
 
 export function createPasswordResetService({ store, users, hasher, breach, limits, clock }: PasswordResetDeps) {
   const now = () => nowSeconds(clock);
+  const revocations = createRevocations(hasher);
   return {
     findLive: (id: string) => store.findLive(id, now()),
     list: async (userId: string): Promise<ResetRequestView[]> => (await store.listLive(userId, now())).map(toResetRequestView),
@@ -69,7 +71,14 @@ export function createPasswordResetService({ store, users, hasher, breach, limit
       const passwordHash = await hasher.hash(input.password);
       // The reset also marks the email verified (seed-spec, States): that is part of password.reset.
       const reset = [draft('password.reset', now(), request.userId, input.clientIp)];
-      if (!(await store.redeem(input.requestId, now(), passwordHash, reset))) throw new AppError('INVALID_REQUEST');
+      // Checked again where the password is written: a disable answered during the hash wins (API.md §14).
+      const refuses = (user: DisabledState) => isDisabled(user, now());
+      // The address's first proof (API.md §15) also replaces the recovery code; the reset sets its own password.
+      const revoke = () => revocations.prepare({ userId: request.userId, time: now(), clientIp: input.clientIp, replacePassword: false });
+      let outcome = await store.redeem(input.requestId, now(), passwordHash, reset, refuses, isFirstProof(owner) ? await revoke() : undefined);
+      if (outcome === 'unproven') outcome = await store.redeem(input.requestId, now(), passwordHash, reset, refuses, await revoke());
+      if (outcome === 'refused') throw new AppError('USER_DISABLED');
+      if (outcome !== 'reset') throw new AppError('INVALID_REQUEST');
     },
   };
 }

@@ -4,6 +4,9 @@ import type { Db } from '../db/client';
 import { passwordResetRequests as resets, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
+import { isFirstProof, type Revocation } from '../first-proof/service';
+import { revokeUnproven } from '../first-proof/store';
+import type { DisabledState } from '../users/model';
 
 /** A flow that proves the user reads their mail marks a stored address verified; with no address the flag stays false. */
 const hasEmail = sql<boolean>`${users.email} is not null`;
@@ -35,10 +38,17 @@ export interface PasswordResetStore {
   recordWrongCode(id: string, nowSeconds: number): Promise<WrongCodeOutcome>;
   /**
    * Consumes the request, sets the password (and marks a stored email verified) and invalidates the
-   * user's other requests, at once: of parallel redemptions exactly one finds the request. False when gone.
+   * user's other requests, at once: of parallel redemptions exactly one finds the request. The user's
+   * state is read in the same transaction: `refused` (nothing changed) when `refuses` it (disabled,
+   * API.md §14); `unproven` (nothing changed) when the address is verified for the first time and no
+   * `revocation` was given (API.md §15), else that revocation is applied with it.
    */
-  redeem(id: string, nowSeconds: number, passwordHash: string, events: EventDraft[]): Promise<boolean>;
+  redeem(id: string, nowSeconds: number, passwordHash: string, events: EventDraft[], refuses: (user: DisabledState) => boolean, revocation?: Revocation): Promise<ResetOutcome>;
 }
+
+export type ResetOutcome = 'reset' | 'gone' | 'refused' | 'unproven';
+
+const ownerColumns = { email: users.email, emailVerified: users.emailVerified, disabled: users.disabled, disabledUntil: users.disabledUntil };
 
 const counted: CountedRequests = { table: resets, key: resets.id };
 const live = (nowSeconds: number) => isLive(resets.expiresAt, nowSeconds);
@@ -52,14 +62,21 @@ export function sqlitePasswordResetStore(db: Db, append: AppendEvents): Password
       return row !== undefined;
     },
     recordWrongCode: async (id, nowSeconds) => recordWrongCode(db, counted, id, nowSeconds),
-    async redeem(id, nowSeconds, passwordHash, events) {
-      return db.transaction((tx) => {
-        const request = tx.delete(resets).where(and(eq(resets.id, id), live(nowSeconds))).returning({ userId: resets.userId }).get();
-        if (request === undefined) return false;
-        tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, request.userId)).run();
-        tx.delete(resets).where(eq(resets.userId, request.userId)).run();
+    async redeem(id, nowSeconds, passwordHash, events, refuses, revocation) {
+      return db.transaction((tx): ResetOutcome => {
+        const found = tx.select({ userId: resets.userId }).from(resets).where(and(eq(resets.id, id), live(nowSeconds))).get();
+        if (found === undefined) return 'gone';
+        const user = tx.select(ownerColumns).from(users).where(eq(users.id, found.userId)).get();
+        if (user === undefined) return 'gone';
+        if (refuses(user)) return 'refused';
+        const firstProof = isFirstProof(user);
+        if (firstProof && revocation === undefined) return 'unproven';
+        tx.delete(resets).where(eq(resets.id, id)).run();
+        tx.update(users).set({ passwordHash, emailVerified: hasEmail }).where(eq(users.id, found.userId)).run();
+        tx.delete(resets).where(eq(resets.userId, found.userId)).run();
         append(tx, events);
-        return true;
+        if (firstProof) revokeUnproven(tx, append, found.userId, revocation!);
+        return 'reset';
       });
     },
   };

@@ -10,7 +10,7 @@ import { normalizeEmail } from '../security/email-address';
 import { isCurrentArgon2id } from '../hashing/formats';
 import { dummyPasswordHash, type PasswordHasher } from '../hashing/password-hash';
 import type { RateLimits } from '../limits/rate-limit';
-import { rejectDisabled, type UserView } from '../users/model';
+import { isDisabled, rejectDisabled, type UserView } from '../users/model';
 import type { UserRecord, UserStore } from '../users/store';
 import type { PasswordStore } from './store';
 
@@ -148,7 +148,10 @@ export function createPasswordsService({ store, users, hasher, breach, limits, e
         await checkPassword(user, input.password, input.clientIp);
         const passwordHash = await hasher.hash(input.newPassword);
         const updated = [draft('password.updated', nowSeconds(clock), user.id, input.clientIp)];
-        if (!(await store.setHash(user.id, passwordHash, updated))) throw new AppError('NOT_FOUND');
+        // Checked again where the password is written: a disable answered during the hash wins (API.md §14).
+        const outcome = await store.setHash(user.id, passwordHash, updated, (state) => isDisabled(state, nowSeconds(clock)));
+        if (outcome === 'gone') throw new AppError('NOT_FOUND');
+        if (outcome === 'refused') throw new AppError('USER_DISABLED');
       });
     },
   };

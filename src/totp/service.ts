@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { rejectDisabled } from '../users/model';
+import { isDisabled, rejectDisabled } from '../users/model';
 import type { UserRecord } from '../users/store';
 import { draft, wrongCodeEvents } from '../events/model';
 import type { EventStore } from '../events/store';
@@ -40,7 +40,10 @@ export function createTotpService({ store, limits, clock, events }: { store: Tot
         await lockout.reset(userId);
         // The registering code's step counts as used, so that code cannot verify a login afterwards.
         const record = { userId, createdAt: toUnixSeconds(now), key: encodeTotpKey(key), lastUsedStep: step };
-        if (!(await store.save(record, [draft('totp.registered', record.createdAt, userId)]))) throw new AppError('NOT_FOUND');
+        // The state is read again where the key is written: a disable answered meanwhile wins (API.md §14).
+        const saved = await store.save(record, [draft('totp.registered', record.createdAt, userId)], (state) => isDisabled(state, nowSeconds(clock)));
+        if (saved === 'gone') throw new AppError('NOT_FOUND');
+        if (saved === 'refused') throw new AppError('USER_DISABLED');
         return toTotpCredentialView(record);
       });
     },
@@ -66,7 +69,9 @@ export function createTotpService({ store, limits, clock, events }: { store: Tot
         const step = matchingStep(storedKey(credential.key), code, clock());
         if (step === undefined) return wrongCode(lockout, userId);
         // A replayed code is not a guess at the key, so it answers INCORRECT_CODE without counting.
-        if (!(await store.claimStep(userId, step))) throw new AppError('INCORRECT_CODE');
+        const claimed = await store.claimStep(userId, step, (state) => isDisabled(state, nowSeconds(clock)));
+        if (claimed === 'refused') throw new AppError('USER_DISABLED');
+        if (claimed === 'replayed') throw new AppError('INCORRECT_CODE');
         await lockout.reset(userId);
       });
     },

@@ -786,7 +786,7 @@ export interface paths {
         };
         /**
          * List security events
-         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.migrated, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect, api_key.created, api_key.deleted.
+         * @description Oldest first. Every filter is optional; an empty value is the same as none. A value that is not valid (an unknown type, `after` not digits, `limit` not digits from 1 to 1000, a parameter given twice) answers INVALID_DATA rather than falling back, so a reader never skips or replays events by mistake. The `X-Next-After` header holds the id of the last event returned, or the `after` sent when the page is empty: pass it as `after` to read on. Events are kept for --events-retention-days (90 by default). Types: user.created, user.deleted, user.imported, password.updated, password.rehashed, password.migrated, password.reset, password.incorrect, address.blocked, email.verified, email.updated, totp.registered, totp.removed, second_factor.incorrect, second_factor.locked, recovery_code.regenerated, recovery_code.used, passkey.registered, passkey.removed, passkey.used, passkey.failed, user.disabled, user.enabled, lockouts.cleared, address.cleared, email_code.used, email_code.incorrect, api_key.created, api_key.deleted, credentials.revoked.
          */
         get: operations["listEvents"];
         put?: never;
@@ -4553,6 +4553,11 @@ export interface operations {
                          */
                         expires_at: number;
                         /**
+                         * @description The stored address (normalised) the code must be emailed to; never the address as typed
+                         * @example ada@example.com
+                         */
+                        email: string;
+                        /**
                          * @description The code to email to the user's address. Shown only here, stored only as a hash
                          * @example 7KQ2MZXD
                          */
@@ -6585,7 +6590,7 @@ export interface operations {
         parameters: {
             query?: {
                 user_id?: string;
-                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect" | "api_key.created" | "api_key.deleted";
+                type?: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect" | "api_key.created" | "api_key.deleted" | "credentials.revoked";
                 after?: number;
                 limit?: number;
             };
@@ -6613,7 +6618,7 @@ export interface operations {
                          */
                         time: number;
                         /** @enum {string} */
-                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect" | "api_key.created" | "api_key.deleted";
+                        type: "user.created" | "user.deleted" | "user.imported" | "password.updated" | "password.rehashed" | "password.migrated" | "password.reset" | "password.incorrect" | "address.blocked" | "email.verified" | "email.updated" | "totp.registered" | "totp.removed" | "second_factor.incorrect" | "second_factor.locked" | "recovery_code.regenerated" | "recovery_code.used" | "passkey.registered" | "passkey.removed" | "passkey.used" | "passkey.failed" | "user.disabled" | "user.enabled" | "lockouts.cleared" | "address.cleared" | "email_code.used" | "email_code.incorrect" | "api_key.created" | "api_key.deleted" | "credentials.revoked";
                         /** @example x7gq2m9kd4a8rfe3hn5pjc6w */
                         user_id: string | null;
                         /**
