@@ -5,6 +5,7 @@ import { ClientIp, DOCUMENTED_AS, Email, Password, passwordHashField, unixSecond
 import { isValidEmail, normalizeEmail } from '../security/email-address';
 import { RequiredClientIp } from '../http/fields';
 import { decodeCursor, encodeCursor } from '../http/cursor';
+import { fallingBack, positiveInteger, single } from '../http/query';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
@@ -116,13 +117,6 @@ export const CreateUserBody = t.Object(
   },
 );
 
-/**
- * Unknown, not String: a repeated or odd parameter must fall back to its default, never fail
- * validation. The document still states each parameter's type and values.
- */
-const fallingBack = (documented: Record<string, unknown>, description: string, example: string | number) =>
-  t.Optional(t.Unknown({ [DOCUMENTED_AS]: documented, description: `${description}. Any other value falls back to the default`, examples: [example] }));
-
 export const ListUsersQuery = t.Object({
   sort_by: fallingBack({ type: 'string', enum: ['created_at', 'id'], default: 'created_at' }, 'Sort key, case-sensitive', 'created_at'),
   sort_order: fallingBack({ type: 'string', enum: ['ascending', 'descending'], default: 'ascending' }, 'Sort direction, case-sensitive', 'ascending'),
@@ -164,30 +158,11 @@ export interface ListOptions {
 }
 
 /** Where a page ends: its last user's sort key and id. */
-export interface ListPosition {
-  createdAt: number;
-  id: string;
-}
+export type ListPosition = { createdAt: number; id: string };
 
 const MAX_PER_PAGE = 1000;
 /** Keeps (page - 1) * per_page an exact integer; any page this far out is empty anyway. */
 const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PER_PAGE);
-
-/**
- * Digit strings ≥ 1 only, clamped to `max`; anything else falls back (API.md §9: a list query
- * never answers 400). A huge digit string is still a page past the end or a capped per_page.
- */
-function positiveInteger(value: string | null, fallback: number, max: number): number {
-  if (value === null || !/^[0-9]+$/.test(value)) return fallback;
-  const n = Number(value);
-  return n >= 1 ? Math.min(n, max) : fallback;
-}
-
-/** A parameter given more than once is as invalid as a malformed one, so it falls back too. */
-function single(params: URLSearchParams, name: string): string | null {
-  const values = params.getAll(name);
-  return values.length === 1 ? values[0]! : null;
-}
 
 /** Unlike the other parameters, a bad `email` does not fall back to "every user": a lookup must never answer someone else. */
 function exactEmail(params: URLSearchParams): string | null | 'none' {
@@ -219,15 +194,8 @@ export function parseListQuery(params: URLSearchParams): ListOptions {
   };
 }
 
-/** The cursor's fields, short: it travels in URLs. */
-interface CursorFields {
-  s: 'created_at' | 'id';
-  d: boolean;
-  q: string | null;
-  e: string | null;
-  c: number;
-  i: string;
-}
+/** The cursor's fields, short since it travels in URLs: sort, descending, query, email, created_at, id. */
+type CursorFields = { s: 'created_at' | 'id'; d: boolean; q: string | null; e: string | null; c: number; i: string };
 
 /** The cursor continuing `options` after `last` (the last user of the page just answered). */
 export function nextCursor(options: ListOptions, last: ListPosition): string {
