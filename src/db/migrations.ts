@@ -8,6 +8,7 @@ import eventsAndWebhookOutbox from '../../drizzle/0004_events_and_webhook_outbox
 import userDisabled from '../../drizzle/0005_user_disabled.sql' with { type: 'text' };
 import eventWebhookId from '../../drizzle/0006_event_webhook_id.sql' with { type: 'text' };
 import emailSignInRequests from '../../drizzle/0007_email_sign_in_requests.sql' with { type: 'text' };
+import userViewColumns from '../../drizzle/0008_user_view_columns.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -22,6 +23,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0005_user_disabled': userDisabled,
   '0006_event_webhook_id': eventWebhookId,
   '0007_email_sign_in_requests': emailSignInRequests,
+  '0008_user_view_columns': userViewColumns,
 };
 
 export interface MigrationMeta {

@@ -8,6 +8,7 @@ import userCountByCaller from '../../drizzle/pg/0004_user_count_by_caller.sql' w
 import userDisabled from '../../drizzle/pg/0005_user_disabled.sql' with { type: 'text' };
 import eventWebhookId from '../../drizzle/pg/0006_event_webhook_id.sql' with { type: 'text' };
 import emailSignInRequests from '../../drizzle/pg/0007_email_sign_in_requests.sql' with { type: 'text' };
+import userViewColumns from '../../drizzle/pg/0008_user_view_columns.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -22,6 +23,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0005_user_disabled': userDisabled,
   '0006_event_webhook_id': eventWebhookId,
   '0007_email_sign_in_requests': emailSignInRequests,
+  '0008_user_view_columns': userViewColumns,
 };
 
 export interface PgMigrationMeta {

@@ -13,6 +13,10 @@ export const users = sqliteTable(
     // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
     disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
     disabledUntil: integer('disabled_until'),
+    // What the user view shows of other tables, kept here by migration 0008's triggers so GET /users/{id}
+    // reads one row; written in the transaction of whatever statement adds or removes the credential.
+    registeredTotp: integer('registered_totp', { mode: 'boolean' }).notNull().default(false),
+    passkeyCount: integer('passkey_count').notNull().default(0),
   },
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),

@@ -2,21 +2,19 @@ import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isUniqueViolation } from '../db/pg-errors';
 import { inTransaction } from '../db/pg-transaction';
-import { counters, passkeys, totpCredentials, users } from '../db/pg-schema';
+import { counters, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import { toUserView, type ListOptions } from './model';
 import { pageValues, type UserStore } from './store';
 
-const registeredTotp = sql<boolean>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
-// Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
-const passkeyCount = sql<number>`(select count(*)::int from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 const viewColumns = {
   id: users.id,
   createdAt: users.createdAt,
   email: users.email,
   emailVerified: users.emailVerified,
-  registeredTotp,
-  passkeyCount,
+  // On the row, kept by migration 0008's triggers: the view is one primary-key read (no subqueries).
+  registeredTotp: users.registeredTotp,
+  passkeyCount: users.passkeyCount,
   disabled: users.disabled,
   disabledUntil: users.disabledUntil,
 };

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/constraints';
-import { counters, passkeys, totpCredentials, users } from '../db/schema';
+import { counters, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
 import { toUserView, type ListOptions, type UserView } from './model';
@@ -54,16 +54,14 @@ export interface UserStore {
   list(options: ListOptions, now: number): Promise<UserPage>;
 }
 
-const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`.as('registered_totp');
-// Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
-const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`.as('passkey_count');
 const viewColumns = {
   id: users.id,
   createdAt: users.createdAt,
   email: users.email,
   emailVerified: users.emailVerified,
-  registeredTotp,
-  passkeyCount,
+  // On the row, kept by migration 0008's triggers: the view is one primary-key read (no subqueries).
+  registeredTotp: users.registeredTotp,
+  passkeyCount: users.passkeyCount,
   disabled: users.disabled,
   disabledUntil: users.disabledUntil,
 };
