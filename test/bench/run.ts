@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dataSizeBench } from './data-size';
 import { floorBench } from './floor';
 import { ARGON2, hashingCeiling, slicedHashLoop } from './hashing';
 import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
@@ -256,9 +257,25 @@ async function transfer() {
   }
 }
 
-if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
+/** Issue 37's scenarios, after the others or alone with BENCH_ONLY=data-size (BENCH_USERS, default 1,000,000). */
+async function dataSize() {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-size-'));
+  try {
+    const report = await dataSizeBench(dir, settings, log);
+    if (process.env.BENCH_ONLY === 'data-size') console.log(machine(settings));
+    console.log(`${report.lines.join('\n')}\n\nTargets:\n${targetLines(report.targets)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.env.BENCH_ONLY === 'data-size') {
+  ensureWrk();
+  await dataSize();
+} else if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
 else if (process.env.BENCH_ONLY === 'floor') await floorOnly();
 else {
   if (process.env.BENCH_ONLY !== 'transfer') await main();
   await transfer();
+  if (process.env.BENCH_ONLY !== 'transfer') await dataSize();
 }
