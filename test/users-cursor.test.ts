@@ -208,6 +208,20 @@ describe('a cursor page reads only its rows: the keyset uses the sort index (que
           expect({ sortBy, ascending, emailQuery, lines }).toEqual({ sortBy, ascending, emailQuery, lines: expect.stringMatching(pgPlan) });
           expect(lines).toContain('Index Cond');
           expect(lines).not.toMatch(/Seq Scan on users|Sort\b/);
+          // The server runs it as a prepared statement, which PostgreSQL may plan once for any values: that plan too.
+          const connection = await backend.db.$client.reserve();
+          try {
+            await connection.unsafe('SET plan_cache_mode = force_generic_plan');
+            await connection.unsafe(`PREPARE generic_page AS ${query.sql}`);
+            const args = params.map((value) => (typeof value === 'number' ? String(value) : `'${String(value)}'`)).join(', ');
+            const generic = ((await connection.unsafe(`EXPLAIN EXECUTE generic_page(${args})`)) as { 'QUERY PLAN': string }[]).map((row) => row['QUERY PLAN']).join('\n');
+            expect({ sortBy, ascending, emailQuery, generic }).toEqual({ sortBy, ascending, emailQuery, generic: expect.stringMatching(pgPlan) });
+            expect(generic).not.toMatch(/Seq Scan on users|Sort\b/);
+          } finally {
+            await connection.unsafe('DEALLOCATE ALL').catch(() => undefined);
+            await connection.unsafe('RESET plan_cache_mode').catch(() => undefined);
+            connection.release();
+          }
         }
       }
     }
