@@ -13,8 +13,7 @@ export const users = sqliteTable(
     // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
     disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
     disabledUntil: integer('disabled_until'),
-    // What the user view shows of other tables, kept here by migration 0008's triggers so GET /users/{id}
-    // reads one row; written in the transaction of whatever statement adds or removes the credential.
+    // The view's counts of other tables, kept by migration 0008's triggers: GET /users/{id} reads one row.
     registeredTotp: integer('registered_totp', { mode: 'boolean' }).notNull().default(false),
     passkeyCount: integer('passkey_count').notNull().default(0),
   },
