@@ -85,10 +85,44 @@ describe('upgrading a database in place', () => {
 
     const db = openDatabase(dir);
     expect(db.select().from(users).orderBy(users.id).all()).toEqual([
-      { id: 'old1', createdAt: 10, email: 'a@example.com', emailVerified: true, passwordHash: 'h1', recoveryCodeHash: 'r1', disabled: false, disabledUntil: null },
-      { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null },
+      { id: 'old1', createdAt: 10, email: 'a@example.com', emailVerified: true, passwordHash: 'h1', recoveryCodeHash: 'r1', disabled: false, disabledUntil: null, registeredTotp: false, passkeyCount: 0 },
+      { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null, registeredTotp: false, passkeyCount: 0 },
     ]);
     expect((db.$client.query("select value from counters where name = 'users'").get() as { value: number }).value).toBe(2);
+    db.$client.close();
+  });
+
+  test('0011_user_view_columns: registered_totp and passkey_count are filled in from the rows already there', async () => {
+    const dir = tempDir();
+    const before = journal.entries.findIndex((entry) => entry.tag === '0011_user_view_columns');
+    expect(before).toBeGreaterThan(0);
+    const { Database } = await import('bun:sqlite');
+    const { drizzle } = await import('drizzle-orm/bun-sqlite');
+    const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
+    const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+    oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+    old.run("insert into users (id, created_at, password_hash, recovery_code_hash) values ('both', 1, 'h', 'r'), ('keys', 2, 'h', 'r'), ('none', 3, 'h', 'r')");
+    old.run("insert into totp_credentials (user_id, created_at, key, last_used_step) values ('both', 1, 'k', 0)");
+    old.run(`insert into passkeys (id, user_id, credential_id, public_key, counter, transports, backed_up, name, created_at)
+      values ('p1', 'both', 'c1', 'k', 0, '', 0, 'a', 1), ('p2', 'keys', 'c2', 'k', 0, '', 0, 'a', 1), ('p3', 'keys', 'c3', 'k', 0, '', 0, 'a', 1)`);
+    old.close();
+
+    const db = openDatabase(dir);
+    const view = () => db.select({ id: users.id, totp: users.registeredTotp, passkeys: users.passkeyCount }).from(users).orderBy(users.id).all();
+    expect(view()).toEqual([
+      { id: 'both', totp: true, passkeys: 1 },
+      { id: 'keys', totp: false, passkeys: 2 },
+      { id: 'none', totp: false, passkeys: 0 },
+    ]);
+    // And the triggers keep them from here on.
+    db.$client.run("delete from totp_credentials where user_id = 'both'");
+    db.$client.run("delete from passkeys where id = 'p2'");
+    db.$client.run("insert into totp_credentials (user_id, created_at, key, last_used_step) values ('none', 1, 'k', 0)");
+    expect(view()).toEqual([
+      { id: 'both', totp: false, passkeys: 1 },
+      { id: 'keys', totp: false, passkeys: 1 },
+      { id: 'none', totp: true, passkeys: 0 },
+    ]);
     db.$client.close();
   });
 

@@ -133,8 +133,44 @@ describe.skipIf(pg.skip)('upgrading a database in place', () => {
 
     const db = await openPostgres(url);
     expect(await db.select().from(pgSchema.users).orderBy(pgSchema.users.id)).toEqual([
-      { id: 'old1', createdAt: 10, email: 'a@example.com', emailVerified: true, passwordHash: 'h1', recoveryCodeHash: 'r1', disabled: false, disabledUntil: null },
-      { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null },
+      { id: 'old1', createdAt: 10, email: 'a@example.com', emailVerified: true, passwordHash: 'h1', recoveryCodeHash: 'r1', disabled: false, disabledUntil: null, registeredTotp: false, passkeyCount: 0 },
+      { id: 'old2', createdAt: 20, email: null, emailVerified: false, passwordHash: 'h2', recoveryCodeHash: 'r2', disabled: false, disabledUntil: null, registeredTotp: false, passkeyCount: 0 },
+    ]);
+    expect(await appliedMigrations(url)).toBe(journal.entries.length);
+    await db.$client.close();
+  });
+});
+
+describe.skipIf(pg.skip)('upgrading the user view in place', () => {
+  test('0011_user_view_columns: registered_totp and passkey_count are filled in from the rows already there', async () => {
+    const { url } = await pg.server().createDatabase();
+    const before = journal.entries.findIndex((entry) => entry.tag === '0011_user_view_columns');
+    expect(before).toBeGreaterThan(0);
+    const { drizzle } = await import('drizzle-orm/bun-sql');
+    const client = new SQL({ url, max: 1 });
+    const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
+    await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+    await client`INSERT INTO users (id, created_at, password_hash, recovery_code_hash) VALUES ('both', 1, 'h', 'r'), ('keys', 2, 'h', 'r'), ('none', 3, 'h', 'r')`;
+    await client`INSERT INTO totp_credentials (user_id, created_at, key, last_used_step) VALUES ('both', 1, 'k', 0)`;
+    await client`INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, backed_up, name, created_at)
+      VALUES ('p1', 'both', 'c1', 'k', 0, '', false, 'a', 1), ('p2', 'keys', 'c2', 'k', 0, '', false, 'a', 1), ('p3', 'keys', 'c3', 'k', 0, '', false, 'a', 1)`;
+    await client.close();
+
+    const db = await openPostgres(url);
+    const u = pgSchema.users;
+    const view = () => db.select({ id: u.id, totp: u.registeredTotp, passkeys: u.passkeyCount }).from(u).orderBy(u.id);
+    expect(await view()).toEqual([
+      { id: 'both', totp: true, passkeys: 1 },
+      { id: 'keys', totp: false, passkeys: 2 },
+      { id: 'none', totp: false, passkeys: 0 },
+    ]);
+    await db.$client`DELETE FROM totp_credentials WHERE user_id = 'both'`;
+    await db.$client`DELETE FROM passkeys WHERE id = 'p2'`;
+    await db.$client`INSERT INTO totp_credentials (user_id, created_at, key, last_used_step) VALUES ('none', 1, 'k', 0)`;
+    expect(await view()).toEqual([
+      { id: 'both', totp: false, passkeys: 1 },
+      { id: 'keys', totp: false, passkeys: 1 },
+      { id: 'none', totp: true, passkeys: 0 },
     ]);
     expect(await appliedMigrations(url)).toBe(journal.entries.length);
     await db.$client.close();

@@ -67,7 +67,7 @@ describe('GET /users?email=', () => {
 });
 
 describe('the lookup uses the email index (query plans)', () => {
-  const options: ListOptions = { sortBy: 'created_at', ascending: true, perPage: 20, page: 1, emailQuery: null, email: 'user42@example.com' };
+  const options: ListOptions = { sortBy: 'created_at', ascending: true, perPage: 20, page: 1, emailQuery: null, email: 'user42@example.com', after: null };
   const values = { email: 'user42@example.com', query: null, limit: 20, offset: 0 };
 
   /** Enough users that a sequential scan would cost more than the index, so the planner's choice means something. */

@@ -44,7 +44,18 @@ export interface GatehouseError<Code extends string = string> {
 export type Result<K extends OperationId> = { data: Data<K>; error: null } | { data: null; error: GatehouseError<ErrorCode<K>> };
 
 type Args<K extends OperationId> = {} extends Input<K> ? [input?: Input<K>] : [input: Input<K>];
-export type GatehouseClient = { [K in OperationId]: (...args: Args<K>) => Promise<Result<K>> };
+/** One user of GET /users. */
+export type ListedUser = NonNullable<Data<'listUsers'>>[number];
+/** What listAllUsers takes: listUsers' parameters without the page and the cursor, which it sets itself. */
+export type ListAllUsersInput = Omit<Input<'listUsers'>, 'page' | 'cursor'>;
+export type GatehouseClient = { [K in OperationId]: (...args: Args<K>) => Promise<Result<K>> } & {
+  /**
+   * Every user of a listing (its sort and filters as listUsers takes them), fetched a page of
+   * `per_page` at a time by the server's cursor (API.md §20), so the cost of a page does not grow
+   * with the depth. Rejects with a GatehousePageError when a page answers an error.
+   */
+  listAllUsers(input?: ListAllUsersInput): AsyncGenerator<ListedUser, void, undefined>;
+};
 
 export interface GatehouseClientOptions {
   /** Where Gatehouse listens, e.g. `http://127.0.0.1:8080`. */
@@ -75,6 +86,14 @@ export class GatehouseRequestError extends Error {
   }
 }
 
+/** A page of listAllUsers answered an error; `error` is what the operation's method would have resolved to. */
+export class GatehousePageError extends Error {
+  override name = 'GatehousePageError';
+  constructor(readonly error: GatehouseError) {
+    super(`listUsers: ${error.status} ${error.code}`);
+  }
+}
+
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_RETRIES = 2;
 const BACKOFF_MS = 200;
@@ -93,7 +112,8 @@ export function createGatehouseClient(options: GatehouseClientOptions): Gatehous
   // Kept in this closure only: not a property of the client, so printing the client cannot show it.
   const secret = options.secret;
 
-  async function call(id: OperationId, input: Record<string, unknown> = {}): Promise<Result<OperationId>> {
+  /** The answer, with the headers of the response it came from (listAllUsers reads the cursor there). */
+  async function call(id: OperationId, input: Record<string, unknown> = {}): Promise<{ result: Result<OperationId>; headers: Headers }> {
     const operation: Operation = OPERATIONS[id];
     const request = buildRequest(base, operation, input, secret);
     // Retrying is safe only where repeating changes nothing more (API.md §16).
@@ -115,12 +135,23 @@ export function createGatehouseClient(options: GatehouseClientOptions): Gatehous
         await sleep(Math.max(backoff(attempt), Math.min(retryAfterOf(response) ?? 0, MAX_WAIT_MS / 1000) * 1000));
         continue;
       }
-      return readAnswer(id, operation, response);
+      return { result: await readAnswer(id, operation, response), headers: response.headers };
     }
   }
 
-  const client = {} as Record<string, (input?: Record<string, unknown>) => Promise<Result<OperationId>>>;
-  for (const id of Object.keys(OPERATIONS) as OperationId[]) client[id] = (input) => call(id, input);
+  async function* listAllUsers(input: ListAllUsersInput = {}): AsyncGenerator<ListedUser, void, undefined> {
+    const { page: _page, cursor: _cursor, ...query } = input as Record<string, unknown>;
+    for (let cursor: string | null = null; ; ) {
+      const { result, headers } = await call('listUsers', cursor === null ? query : { per_page: query.per_page, cursor });
+      if (result.error !== null) throw new GatehousePageError(result.error);
+      yield* result.data as unknown as ListedUser[];
+      cursor = headers.get('x-pagination-next-cursor');
+      if (cursor === null) return;
+    }
+  }
+
+  const client = { listAllUsers } as Record<string, unknown>;
+  for (const id of Object.keys(OPERATIONS) as OperationId[]) client[id] = async (input?: Record<string, unknown>) => (await call(id, input)).result;
   return client as unknown as GatehouseClient;
 }
 

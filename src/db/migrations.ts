@@ -11,6 +11,7 @@ import emailSignInRequests from '../../drizzle/0007_email_sign_in_requests.sql' 
 import usersAwaitingPasswordMigration from '../../drizzle/0008_users_awaiting_password_migration.sql' with { type: 'text' };
 import eventActor from '../../drizzle/0009_event_actor.sql' with { type: 'text' };
 import apiKeys from '../../drizzle/0010_api_keys.sql' with { type: 'text' };
+import userViewColumns from '../../drizzle/0011_user_view_columns.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's SQL files, imported as text so the compiled binary carries them.
@@ -28,6 +29,7 @@ export const migrationSqlByTag: Record<string, string> = {
   '0008_users_awaiting_password_migration': usersAwaitingPasswordMigration,
   '0009_event_actor': eventActor,
   '0010_api_keys': apiKeys,
+  '0011_user_view_columns': userViewColumns,
 };
 
 export interface MigrationMeta {

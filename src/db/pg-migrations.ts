@@ -11,6 +11,7 @@ import emailSignInRequests from '../../drizzle/pg/0007_email_sign_in_requests.sq
 import usersAwaitingPasswordMigration from '../../drizzle/pg/0008_users_awaiting_password_migration.sql' with { type: 'text' };
 import eventActor from '../../drizzle/pg/0009_event_actor.sql' with { type: 'text' };
 import apiKeys from '../../drizzle/pg/0010_api_keys.sql' with { type: 'text' };
+import userViewColumns from '../../drizzle/pg/0011_user_view_columns.sql' with { type: 'text' };
 
 /**
  * drizzle-kit's PostgreSQL SQL files (`bun run db:generate:pg`), imported as text so the compiled
@@ -28,6 +29,7 @@ export const pgMigrationSqlByTag: Record<string, string> = {
   '0008_users_awaiting_password_migration': usersAwaitingPasswordMigration,
   '0009_event_actor': eventActor,
   '0010_api_keys': apiKeys,
+  '0011_user_view_columns': userViewColumns,
 };
 
 export interface PgMigrationMeta {

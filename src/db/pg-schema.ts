@@ -19,6 +19,9 @@ export const users = pgTable(
     // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
     disabled: boolean('disabled').notNull().default(false),
     disabledUntil: unixSeconds('disabled_until'),
+    // What the user view shows of other tables, kept here by migration 0011's triggers (see schema.ts).
+    registeredTotp: boolean('registered_totp').notNull().default(false),
+    passkeyCount: integer('passkey_count').notNull().default(0),
   },
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),

@@ -13,6 +13,9 @@ export const users = sqliteTable(
     // API.md §14: disabled_until null = until enabled; once it has passed the user is enabled again, with no write.
     disabled: integer('disabled', { mode: 'boolean' }).notNull().default(false),
     disabledUntil: integer('disabled_until'),
+    // The view's counts of other tables, kept by migration 0011's triggers: GET /users/{id} reads one row.
+    registeredTotp: integer('registered_totp', { mode: 'boolean' }).notNull().default(false),
+    passkeyCount: integer('passkey_count').notNull().default(0),
   },
   (table) => [
     uniqueIndex('users_email_unique').on(table.email),

@@ -1,7 +1,8 @@
 import { DOCUMENTED_AS } from './fields';
+import { OK_HEADERS } from './openapi';
 
 type Node = Record<string, unknown>;
-type Operation = { requestBody?: unknown; responses?: Record<string, { content?: Record<string, unknown> }> };
+type Operation = { requestBody?: unknown; responses?: Record<string, { content?: Record<string, unknown>; headers?: unknown }>; [OK_HEADERS]?: unknown };
 export type OpenApiDocument = { paths?: Record<string, Record<string, Operation>> } & Node;
 
 /** Every object in the document, parents before children. */
@@ -18,6 +19,18 @@ function dropVoidContent(document: OpenApiDocument): void {
       for (const response of Object.values(operation.responses ?? {})) {
         if (response.content && 'type' in response.content) delete response.content;
       }
+    }
+  }
+}
+
+/** A route's okHeaders (see RouteDoc) become its 200 response's `headers`. */
+function placeOkHeaders(document: OpenApiDocument): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      const headers = operation[OK_HEADERS];
+      delete operation[OK_HEADERS];
+      const ok = operation.responses?.['200'];
+      if (headers !== undefined && ok !== undefined) ok.headers = headers;
     }
   }
 }
@@ -66,6 +79,7 @@ function dropCompilerAdditionalProperties(document: OpenApiDocument): void {
 export function finishDocument(generated: unknown): OpenApiDocument {
   const document = JSON.parse(JSON.stringify(generated)) as OpenApiDocument;
   dropVoidContent(document);
+  placeOkHeaders(document);
   stateDocumentedRules(document);
   dropDefaultAdditionalProperties(document);
   dropCompilerAdditionalProperties(document);

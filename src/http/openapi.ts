@@ -21,7 +21,12 @@ export interface RouteDoc {
   ok?: TSchema;
   /** Public endpoints carry no credential and cannot answer NOT_AUTHENTICATED or FORBIDDEN. */
   public?: boolean;
+  /** Headers of the 200 answer, by name (finishDocument moves them into the response object). */
+  okHeaders?: Record<string, { description: string; schema: Record<string, unknown>; required?: boolean }>;
 }
+
+/** Where `documented` leaves okHeaders for finishDocument: the generator builds `responses` itself. */
+export const OK_HEADERS = 'x-gatehouse-ok-headers';
 
 /** Route options shared by every endpoint: OpenAPI detail plus a response schema per status. */
 export function documented(doc: RouteDoc) {
@@ -44,6 +49,7 @@ export function documented(doc: RouteDoc) {
       description: doc.description,
       security: doc.public ? [] : [{ secret: [] }],
       'x-error-codes': codes,
+      ...(doc.okHeaders ? { [OK_HEADERS]: doc.okHeaders } : {}),
     },
     response,
   };

@@ -20,9 +20,7 @@ export interface TransferUser extends UserRecord {
 }
 
 /** A line that passed every check it can pass alone; uniqueness is checked against the others later. */
-export interface StagedUser extends TransferUser {
-  line: number;
-}
+export interface StagedUser extends TransferUser { line: number }
 
 /** A value that must be unique across the file and the database: `id`, `email`, `passkeys[2].credential_id`. */
 export type UniqueField = 'id' | 'email' | `passkeys[${number}].${'id' | 'credential_id'}` | `api_keys[${number}].id`;

@@ -4,6 +4,8 @@ import { AppError } from '../errors';
 import { ClientIp, DOCUMENTED_AS, Email, Password, passwordHashField, unixSeconds } from '../http/fields';
 import { isValidEmail, normalizeEmail } from '../security/email-address';
 import { RequiredClientIp } from '../http/fields';
+import { decodeCursor, encodeCursor } from '../http/cursor';
+import { fallingBack, positiveInteger, single } from '../http/query';
 
 export const User = t.Object({
   id: t.String({ examples: ['x7gq2m9kd4a8rfe3hn5pjc6w'] }),
@@ -115,13 +117,6 @@ export const CreateUserBody = t.Object(
   },
 );
 
-/**
- * Unknown, not String: a repeated or odd parameter must fall back to its default, never fail
- * validation. The document still states each parameter's type and values.
- */
-const fallingBack = (documented: Record<string, unknown>, description: string, example: string | number) =>
-  t.Optional(t.Unknown({ [DOCUMENTED_AS]: documented, description: `${description}. Any other value falls back to the default`, examples: [example] }));
-
 export const ListUsersQuery = t.Object({
   sort_by: fallingBack({ type: 'string', enum: ['created_at', 'id'], default: 'created_at' }, 'Sort key, case-sensitive', 'created_at'),
   sort_order: fallingBack({ type: 'string', enum: ['ascending', 'descending'], default: 'ascending' }, 'Sort direction, case-sensitive', 'ascending'),
@@ -138,6 +133,15 @@ export const ListUsersQuery = t.Object({
     'Case-insensitive substring of the email address (compared after NFC normalisation and lower-casing); empty means no filter',
     'example.com',
   ),
+  cursor: t.Optional(
+    t.String({
+      description:
+        'Continues a listing after the page whose X-Pagination-Next-Cursor (or Link rel="next") it came from, in that listing\'s sort and filter ' +
+        '(sort_by, sort_order, email and email_query are then ignored, and so is page), at the same cost at any depth. ' +
+        'Opaque; a cursor that cannot be read answers 400 INVALID_DATA',
+      examples: ['q2dTc3W0eyJzIjoiY3JlYXRlZF9hdCJ9'],
+    }),
+  ),
 });
 
 export interface ListOptions {
@@ -149,27 +153,16 @@ export interface ListOptions {
   emailQuery: string | null;
   /** Exact address, normalised; null: no exact filter; 'none': an invalid address that matches no user. */
   email: string | null | 'none';
+  /** Keyset paging (API.md §20): the page starts after this user in the sort order; `page` is then ignored. */
+  after: ListPosition | null;
 }
+
+/** Where a page ends: its last user's sort key and id. */
+export type ListPosition = { createdAt: number; id: string };
 
 const MAX_PER_PAGE = 1000;
 /** Keeps (page - 1) * per_page an exact integer; any page this far out is empty anyway. */
 const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PER_PAGE);
-
-/**
- * Digit strings ≥ 1 only, clamped to `max`; anything else falls back (API.md §9: a list query
- * never answers 400). A huge digit string is still a page past the end or a capped per_page.
- */
-function positiveInteger(value: string | null, fallback: number, max: number): number {
-  if (value === null || !/^[0-9]+$/.test(value)) return fallback;
-  const n = Number(value);
-  return n >= 1 ? Math.min(n, max) : fallback;
-}
-
-/** A parameter given more than once is as invalid as a malformed one, so it falls back too. */
-function single(params: URLSearchParams, name: string): string | null {
-  const values = params.getAll(name);
-  return values.length === 1 ? values[0]! : null;
-}
 
 /** Unlike the other parameters, a bad `email` does not fall back to "every user": a lookup must never answer someone else. */
 function exactEmail(params: URLSearchParams): string | null | 'none' {
@@ -178,15 +171,46 @@ function exactEmail(params: URLSearchParams): string | null | 'none' {
   return value !== null && isValidEmail(value) ? normalizeEmail(value) : 'none';
 }
 
-/** From the URL itself: Elysia's parsed query keeps only one value of a repeated parameter. */
+/**
+ * From the URL itself: Elysia's parsed query keeps only one value of a repeated parameter. A
+ * `cursor` brings its listing's sort and filter; one that cannot be read (or given twice) is INVALID_DATA.
+ */
 export function parseListQuery(params: URLSearchParams): ListOptions {
+  const perPage = positiveInteger(single(params, 'per_page'), 20, MAX_PER_PAGE);
+  if (params.has('cursor')) {
+    const cursor = readCursor(single(params, 'cursor'));
+    if (cursor === undefined) throw new AppError('INVALID_DATA');
+    return { ...cursor, perPage, page: 1 };
+  }
   const emailQuery = single(params, 'email_query');
   return {
     email: exactEmail(params),
     sortBy: single(params, 'sort_by') === 'id' ? 'id' : 'created_at',
     ascending: single(params, 'sort_order') !== 'descending',
-    perPage: positiveInteger(single(params, 'per_page'), 20, MAX_PER_PAGE),
+    perPage,
     page: positiveInteger(single(params, 'page'), 1, MAX_PAGE),
     emailQuery: emailQuery === null || emailQuery === '' ? null : normalizeEmail(emailQuery),
+    after: null,
   };
+}
+
+/** The cursor's fields, short since it travels in URLs: sort, descending, query, email, created_at, id. */
+type CursorFields = { s: 'created_at' | 'id'; d: boolean; q: string | null; e: string | null; c: number; i: string };
+
+/** The cursor continuing `options` after `last` (the last user of the page just answered). */
+export function nextCursor(options: ListOptions, last: ListPosition): string {
+  if (options.email === 'none') throw new Error('an empty listing has no next page');
+  const fields: CursorFields = { s: options.sortBy, d: !options.ascending, q: options.emailQuery, e: options.email, c: last.createdAt, i: last.id };
+  return encodeCursor(fields);
+}
+
+const stringOrNull = (value: unknown, max: number) => value === null || (typeof value === 'string' && value.length <= max);
+
+function readCursor(text: string | null): Omit<ListOptions, 'perPage' | 'page'> | undefined {
+  const value = text === null ? undefined : (decodeCursor(text) as Partial<CursorFields> | undefined);
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { s, d, q, e, c, i } = value;
+  if ((s !== 'created_at' && s !== 'id') || typeof d !== 'boolean' || !stringOrNull(q, 1024) || !stringOrNull(e, 255)) return undefined;
+  if (!Number.isSafeInteger(c) || typeof i !== 'string' || i.length === 0 || i.length > 255) return undefined;
+  return { sortBy: s, ascending: !d, emailQuery: q ?? null, email: e ?? null, after: { createdAt: c as number, id: i } };
 }

@@ -3,8 +3,9 @@ import { requireObjectBody } from '../http/conventions';
 import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
+import { nextLink } from '../http/cursor';
 import { errorResponse, jsonResponse, noContent } from '../http/responses';
-import { type UserView, ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, parseListQuery, User } from './model';
+import { type UserView, ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, nextCursor, parseListQuery, User } from './model';
 import type { UsersService } from './service';
 
 const TAG = 'Users';
@@ -46,9 +47,15 @@ export function usersRoutes(users: UsersService) {
       '/users',
       async ({ request, set }) => {
         const options = parseListQuery(new URL(request.url).searchParams);
-        const { items, total } = await users.list(options);
+        const { items, total, more } = await users.list(options);
         set.headers['x-pagination-total'] = String(total);
         set.headers['x-pagination-total-pages'] = String(Math.ceil(total / options.perPage));
+        const last = items.at(-1);
+        if (more && last !== undefined) {
+          const cursor = nextCursor(options, { createdAt: last.created_at, id: last.id });
+          set.headers['x-pagination-next-cursor'] = cursor;
+          set.headers['link'] = nextLink(request.url, { per_page: String(options.perPage), cursor });
+        }
         return items;
       },
       {
@@ -57,9 +64,18 @@ export function usersRoutes(users: UsersService) {
           operationId: 'listUsers', summary: 'List users',
           tag: TAG,
           description:
-            'Invalid or out-of-range values fall back to their defaults. Headers X-Pagination-Total and X-Pagination-Total-Pages count the (filtered) set.',
-          errors: [],
+            'Invalid or out-of-range values fall back to their defaults. Headers X-Pagination-Total and X-Pagination-Total-Pages count the (filtered) set. ' +
+            'Unless the page is the last one, the answer also carries X-Pagination-Next-Cursor and a Link header with rel="next": ' +
+            'the URL of the next page, which continues by that cursor in the same sort and filter at a cost that does not grow with the depth. ' +
+            'Only a cursor that cannot be read answers 400 INVALID_DATA.',
+          errors: ['INVALID_DATA'],
           ok: t.Array(User),
+          okHeaders: {
+            'X-Pagination-Total': { description: 'Users in the (filtered) set', schema: { type: 'integer', minimum: 0 }, required: true },
+            'X-Pagination-Total-Pages': { description: 'Pages of per_page users in the set; 0 for an empty set', schema: { type: 'integer', minimum: 0 }, required: true },
+            'X-Pagination-Next-Cursor': { description: 'The cursor parameter of the next page; absent on the last page', schema: { type: 'string' } },
+            Link: { description: 'The next page\'s URL with rel="next" (RFC 8288); absent on the last page', schema: { type: 'string' } },
+          },
         }),
       },
     );

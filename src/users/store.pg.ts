@@ -2,21 +2,19 @@ import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { PgDb } from '../db/pg-client';
 import { isUniqueViolation } from '../db/pg-errors';
 import { inTransaction } from '../db/pg-transaction';
-import { counters, passkeys, totpCredentials, users } from '../db/pg-schema';
+import { counters, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import { toUserView, type ListOptions } from './model';
-import type { UserStore } from './store';
+import { pageValues, type UserStore } from './store';
 
-const registeredTotp = sql<boolean>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
-// Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
-const passkeyCount = sql<number>`(select count(*)::int from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`;
 const viewColumns = {
   id: users.id,
   createdAt: users.createdAt,
   email: users.email,
   emailVerified: users.emailVerified,
-  registeredTotp,
-  passkeyCount,
+  // On the row, kept by migration 0008's triggers: the view is one primary-key read (no subqueries).
+  registeredTotp: users.registeredTotp,
+  passkeyCount: users.passkeyCount,
   disabled: users.disabled,
   disabledUntil: users.disabledUntil,
 };
@@ -26,6 +24,18 @@ const emailIs = eq(users.email, sql.placeholder('email'));
 /** Exact address (API.md §14) through users_email_unique, and/or the substring filter. */
 const listFilter = (options: Pick<ListOptions, 'email' | 'emailQuery'>) =>
   and(options.email === null ? undefined : emailIs, options.emailQuery === null ? undefined : emailContains);
+/**
+ * Keyset paging (API.md §20): after the cursor's user in the sort order, as a row-value comparison
+ * on the very columns (and index) the order uses, so a page's cost does not grow with its depth.
+ */
+function afterCursor(options: ListOptions) {
+  if (options.after === null) return undefined;
+  const beyond = options.ascending ? sql.raw('>') : sql.raw('<');
+  const afterId = sql.placeholder('afterId');
+  return options.sortBy === 'id'
+    ? sql`${users.id} ${beyond} ${afterId}`
+    : sql`(${users.createdAt}, ${users.id}) ${beyond} (${sql.placeholder('afterCreatedAt')}, ${afterId})`;
+}
 /** The user's state is in force: a passed disabled_until is enabled already (API.md §14). */
 const disabledAt = (now: number) => and(eq(users.disabled, true), or(isNull(users.disabledUntil), gt(users.disabledUntil, now)));
 
@@ -36,7 +46,7 @@ export function preparePage(db: PgDb, options: ListOptions, name: string) {
   return db
     .select(viewColumns)
     .from(users)
-    .where(listFilter(options))
+    .where(and(listFilter(options), afterCursor(options)))
     .orderBy(...order)
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
@@ -62,7 +72,7 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
   };
   const pages = new Map<string, ReturnType<typeof preparePage>>();
   const page = (options: ListOptions) => {
-    const key = `${options.sortBy}_${options.ascending ? 'asc' : 'desc'}_${options.emailQuery !== null ? 'filtered' : 'all'}${options.email !== null ? '_exact' : ''}`;
+    const key = `${options.sortBy}_${options.ascending ? 'asc' : 'desc'}_${options.emailQuery !== null ? 'filtered' : 'all'}${options.email !== null ? '_exact' : ''}${options.after !== null ? '_after' : ''}`;
     let query = pages.get(key);
     if (query === undefined) pages.set(key, (query = preparePage(db, options, `users_page_${key}`)));
     return query;
@@ -113,14 +123,15 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
         return exists === undefined ? ('gone' as const) : ('unchanged' as const);
       }),
     async list(options, now) {
-      if (options.email === 'none') return { items: [], total: 0 };
+      if (options.email === 'none') return { items: [], total: 0, more: false };
       const filters = { query: options.emailQuery, email: options.email };
       const [rows, counted] = await Promise.all([
-        page(options).execute({ ...filters, limit: options.perPage, offset: (options.page - 1) * options.perPage }),
+        page(options).execute(pageValues(options)),
         options.emailQuery === null && options.email === null ? total.execute() : matching(options).execute(filters),
       ]);
       const first = counted[0] as { value?: number; n?: number } | undefined;
-      return { items: rows.map((row) => toUserView(row, now)), total: first?.value ?? first?.n ?? 0 };
+      const items = rows.slice(0, options.perPage).map((row) => toUserView(row, now));
+      return { items, total: first?.value ?? first?.n ?? 0, more: rows.length > options.perPage };
     },
   };
 }

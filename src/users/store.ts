@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/constraints';
-import { counters, passkeys, totpCredentials, users } from '../db/schema';
+import { counters, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
 import { toUserView, type ListOptions, type UserView } from './model';
@@ -19,6 +19,22 @@ export interface UserRecord {
   disabledUntil: number | null;
 }
 
+export interface UserPage {
+  items: UserView[];
+  total: number;
+  more: boolean;
+}
+
+/** The page's values for a prepared page query: one row more than the page shows whether another follows. */
+export const pageValues = (options: ListOptions) => ({
+  query: options.emailQuery,
+  email: options.email,
+  limit: options.perPage + 1,
+  offset: options.after === null ? (options.page - 1) * options.perPage : 0,
+  afterCreatedAt: options.after?.createdAt ?? null,
+  afterId: options.after?.id ?? null,
+});
+
 /** Each method is one atomic unit (API.md §1, Atomicity). */
 export interface UserStore {
   /** `now` decides whether a `disabled_until` has passed. SQLite answers at once: the hottest read then needs no await (src/http/handler.ts). */
@@ -34,20 +50,18 @@ export interface UserStore {
   disable(id: string, until: number | null, events: EventDraft[]): Promise<boolean>;
   /** Enables a user disabled at `now`, with its events; 'unchanged' (no events) when it was enabled already. */
   enable(id: string, now: number, events: EventDraft[]): Promise<'enabled' | 'unchanged' | 'gone'>;
-  /** One page and the size of the (filtered) set. */
-  list(options: ListOptions, now: number): Promise<{ items: UserView[]; total: number }>;
+  /** One page, the size of the (filtered) set, and whether a page follows this one. */
+  list(options: ListOptions, now: number): Promise<UserPage>;
 }
 
-const registeredTotp = sql<number>`exists(select 1 from ${totpCredentials} where ${totpCredentials}.${sql.identifier(totpCredentials.userId.name)} = ${users}.${sql.identifier(users.id.name)})`.as('registered_totp');
-// Qualified by hand: Drizzle writes a single-table select's columns bare, and a bare "id" here would be the passkey's.
-const passkeyCount = sql<number>`(select count(*) from ${passkeys} where ${passkeys}.${sql.identifier(passkeys.userId.name)} = ${users}.${sql.identifier(users.id.name)})`.as('passkey_count');
 const viewColumns = {
   id: users.id,
   createdAt: users.createdAt,
   email: users.email,
   emailVerified: users.emailVerified,
-  registeredTotp,
-  passkeyCount,
+  // On the row, kept by migration 0008's triggers: the view is one primary-key read (no subqueries).
+  registeredTotp: users.registeredTotp,
+  passkeyCount: users.passkeyCount,
   disabled: users.disabled,
   disabledUntil: users.disabledUntil,
 };
@@ -68,6 +82,18 @@ const emailIs = eq(users.email, sql.placeholder('email'));
 /** Exact address (API.md §14) through users_email_unique, and/or the substring filter. */
 const listFilter = (options: Pick<ListOptions, 'email' | 'emailQuery'>) =>
   and(options.email === null ? undefined : emailIs, options.emailQuery === null ? undefined : emailContains);
+/**
+ * Keyset paging (API.md §20): after the cursor's user in the sort order, as a row-value comparison
+ * on the very columns (and index) the order uses, so a page's cost does not grow with its depth.
+ */
+function afterCursor(options: ListOptions) {
+  if (options.after === null) return undefined;
+  const beyond = options.ascending ? sql.raw('>') : sql.raw('<');
+  const afterId = sql.placeholder('afterId');
+  return options.sortBy === 'id'
+    ? sql`${users.id} ${beyond} ${afterId}`
+    : sql`(${users.createdAt}, ${users.id}) ${beyond} (${sql.placeholder('afterCreatedAt')}, ${afterId})`;
+}
 /** The user's state is in force: a passed disabled_until is enabled already (API.md §14). */
 const disabledAt = (now: number) => and(eq(users.disabled, true), or(isNull(users.disabledUntil), gt(users.disabledUntil, now)));
 
@@ -78,7 +104,7 @@ export function preparePage(db: Db, options: ListOptions) {
   return db
     .select(viewColumns)
     .from(users)
-    .where(listFilter(options))
+    .where(and(listFilter(options), afterCursor(options)))
     .orderBy(...order)
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
@@ -106,10 +132,10 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
     if (query === undefined) counts.set(key, (query = prepareCount(db, options)));
     return query;
   };
-  // Building a query's SQL costs Drizzle more than running it; the list has eight shapes, each prepared on first use.
+  // Building a query's SQL costs Drizzle more than running it; the list has 32 shapes, each prepared on first use.
   const pages = new Map<string, ReturnType<typeof preparePage>>();
   const page = (options: ListOptions) => {
-    const key = `${options.sortBy} ${options.ascending} ${options.emailQuery !== null} ${options.email !== null}`;
+    const key = `${options.sortBy} ${options.ascending} ${options.emailQuery !== null} ${options.email !== null} ${options.after !== null}`;
     let query = pages.get(key);
     if (query === undefined) pages.set(key, (query = preparePage(db, options)));
     return query;
@@ -172,13 +198,12 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
       });
     },
     async list(options, now) {
-      if (options.email === 'none') return { items: [], total: 0 };
+      if (options.email === 'none') return { items: [], total: 0, more: false };
       const filters = { query: options.emailQuery, email: options.email };
-      const items = page(options)
-        .all({ ...filters, limit: options.perPage, offset: (options.page - 1) * options.perPage })
-        .map((row) => toUserView(row, now));
+      const rows = page(options).all(pageValues(options));
+      const items = rows.slice(0, options.perPage).map((row) => toUserView(row, now));
       const count = options.emailQuery === null && options.email === null ? total.get()?.value : matching(options).get(filters)?.n;
-      return { items, total: count ?? 0 };
+      return { items, total: count ?? 0, more: rows.length > options.perPage };
     },
   };
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiKeysBench } from './api-keys';
+import { dataSizeBench } from './data-size';
 import { floorBench } from './floor';
 import { ARGON2, hashingCeiling, slicedHashLoop } from './hashing';
 import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
@@ -296,7 +297,22 @@ async function apiKeys(): Promise<void> {
   }
 }
 
-if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
+/** Issue 37's scenarios, after the others or alone with BENCH_ONLY=data-size (BENCH_USERS, default 1,000,000). */
+async function dataSize() {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-size-'));
+  try {
+    const report = await dataSizeBench(dir, settings, log);
+    if (process.env.BENCH_ONLY === 'data-size') console.log(machine(settings));
+    console.log(`${report.lines.join('\n')}\n\nTargets:\n${targetLines(report.targets)}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.env.BENCH_ONLY === 'data-size') {
+  ensureWrk();
+  await dataSize();
+} else if (process.env.BENCH_ONLY === 'several' || process.env.BENCH_ONLY === 'scale-out') await severalOnly();
 else if (process.env.BENCH_ONLY === 'floor') await floorOnly();
 else if (process.env.BENCH_ONLY === 'keys') await keysOnly();
 else if (process.env.BENCH_ONLY === 'api-keys') await apiKeys();
@@ -304,4 +320,5 @@ else {
   if (process.env.BENCH_ONLY !== 'transfer') await main();
   await transfer();
   await apiKeys();
+  if (process.env.BENCH_ONLY !== 'transfer') await dataSize();
 }

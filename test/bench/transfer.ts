@@ -25,7 +25,7 @@ interface Timed {
  * Runs `gatehouse <args>` from source, sampling its RSS, and fails loudly on a non-zero exit. The
  * previous step's files are flushed first, so their write-back does not land in this measurement.
  */
-async function gatehouse(args: string[]): Promise<Timed> {
+export async function gatehouse(args: string[]): Promise<Timed> {
   Bun.spawnSync(['sync']);
   const started = performance.now();
   const child = Bun.spawn([process.execPath, SPAWNER, process.execPath, 'run', 'src/main.ts', ...args], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });

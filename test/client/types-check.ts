@@ -41,6 +41,13 @@ export async function checks(): Promise<void> {
   await gatehouse.verifyUserPassword({ id: 'x7gq2m9kd4a8rfe3hn5pjc6w', password: 'correct horse battery staple', client_ip: '203.0.113.7' });
   await gatehouse.listEvents({ after: 10, limit: 100, type: 'password.incorrect' });
   await gatehouse.listUsers();
+  await gatehouse.listUsers({ cursor: 'from X-Pagination-Next-Cursor', per_page: 100 });
+  for await (const user of gatehouse.listAllUsers({ sort_by: 'id', email_query: 'example.com', per_page: 500 })) {
+    const email: string | null = user.email;
+    void email;
+  }
+  // @ts-expect-error the walk sets the cursor itself
+  gatehouse.listAllUsers({ cursor: 'x' });
   await gatehouse.getHealth();
   // @ts-expect-error the path parameter is required
   await gatehouse.getUser({});

@@ -46,7 +46,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Invalid or out-of-range values fall back to their defaults. Headers X-Pagination-Total and X-Pagination-Total-Pages count the (filtered) set.
+         * @description Invalid or out-of-range values fall back to their defaults. Headers X-Pagination-Total and X-Pagination-Total-Pages count the (filtered) set. Unless the page is the last one, the answer also carries X-Pagination-Next-Cursor and a Link header with rel="next": the URL of the next page, which continues by that cursor in the same sort and filter at a cost that does not grow with the depth. Only a cursor that cannot be read answers 400 INVALID_DATA.
          */
         get: operations["listUsers"];
         put?: never;
@@ -970,6 +970,7 @@ export interface operations {
                 page?: number;
                 email?: string;
                 email_query?: string;
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -980,6 +981,14 @@ export interface operations {
             /** @description Response for status 200 */
             200: {
                 headers: {
+                    /** @description Users in the (filtered) set */
+                    "X-Pagination-Total": number;
+                    /** @description Pages of per_page users in the set; 0 for an empty set */
+                    "X-Pagination-Total-Pages": number;
+                    /** @description The cursor parameter of the next page; absent on the last page */
+                    "X-Pagination-Next-Cursor"?: string;
+                    /** @description The next page's URL with rel="next" (RFC 8288); absent on the last page */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1008,6 +1017,18 @@ export interface operations {
                          */
                         disabled_until: number | null;
                     }[];
+                };
+            };
+            /** @description INVALID_DATA */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: "INVALID_DATA";
+                    };
                 };
             };
             /** @description NOT_AUTHENTICATED */

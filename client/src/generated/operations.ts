@@ -4,7 +4,7 @@ export const OPERATIONS = {
   getServiceInfo: {"method":"GET","path":"/","path_params":[],"query":[],"body":false,"success":"application/json"},
   getHealth: {"method":"GET","path":"/health","path_params":[],"query":[],"body":false,"success":"application/json"},
   createUser: {"method":"POST","path":"/users","path_params":[],"query":[],"body":true,"success":"application/json"},
-  listUsers: {"method":"GET","path":"/users","path_params":[],"query":["sort_by","sort_order","per_page","page","email","email_query"],"body":false,"success":"application/json"},
+  listUsers: {"method":"GET","path":"/users","path_params":[],"query":["sort_by","sort_order","per_page","page","email","email_query","cursor"],"body":false,"success":"application/json"},
   getUser: {"method":"GET","path":"/users/{id}","path_params":["id"],"query":[],"body":false,"success":"application/json"},
   deleteUser: {"method":"DELETE","path":"/users/{id}","path_params":["id"],"query":[],"body":false,"success":null},
   disableUser: {"method":"POST","path":"/users/{id}/disable","path_params":["id"],"query":[],"body":true,"success":"application/json"},
