@@ -23,7 +23,9 @@ async function attackerPrepares(h: Harness) {
   const recoveryCode = (await h.call('POST', `/users/${user.id}/regenerate-recovery-code`)).json.recovery_code as string;
   const change = await h.call('POST', `/users/${user.id}/email-update-requests`, { body: { email: 'attacker@example.com' } });
   expect(change.status).toBe(200);
-  return { user, authenticator, recoveryCode, change: change.json as { id: string; code: string } };
+  const apiKey = await h.call('POST', `/users/${user.id}/api-keys`, { body: { name: 'attacker script' } });
+  expect(apiKey.status).toBe(200);
+  return { user, authenticator, recoveryCode, change: change.json as { id: string; code: string }, apiKey: apiKey.json.key as string };
 }
 
 /** Every credential the attacker set up fails now, and nothing of it is left to list. */
@@ -38,11 +40,14 @@ async function expectAttackerLockedOut(h: Harness, a: Awaited<ReturnType<typeof 
   expect((await h.call('GET', `/users/${id}/passkeys`)).json).toEqual([]);
   expectError(await login(h, a.authenticator), 400, 'PASSKEY_VERIFICATION_FAILED');
   expectError(await h.call('POST', '/verify-new-email', { body: { request_id: a.change.id, code: a.change.code } }), 400, 'INVALID_REQUEST');
+  // API keys are credentials too (a careful extension of §15, which predates them): they go with the rest.
+  expectError(await h.call('POST', '/verify-api-key', { body: { key: a.apiKey } }), 400, 'INVALID_API_KEY');
+  expect((await h.call('GET', `/users/${id}/api-keys`)).json).toEqual([]);
   expect((await h.call('GET', `/users/${id}`)).json).toMatchObject({ email: VICTIM, email_verified: true, registered_totp: false });
 }
 
 describe('the first proof of an address (API.md §15)', () => {
-  test('a redeemed email sign-in code revokes the password, TOTP, passkeys, recovery code and pending email changes, with one credentials.revoked', async () => {
+  test('a redeemed email sign-in code revokes the password, TOTP, passkeys, API keys, recovery code and pending email changes, with one credentials.revoked', async () => {
     const h = passkeyHarness();
     const a = await attackerPrepares(h);
     // The application emails the code to the address the answer names: the stored one, whatever was typed.
@@ -64,7 +69,7 @@ describe('the first proof of an address (API.md §15)', () => {
     expect((await h.call('POST', '/authenticate/password', { body: { email: VICTIM, password: STRONG_PASSWORD } })).status).toBe(200);
   }, 30_000);
 
-  test('/reset-password on an unproven address revokes TOTP, passkeys, recovery code and pending email changes; its own password stays', async () => {
+  test('/reset-password on an unproven address revokes TOTP, passkeys, API keys, recovery code and pending email changes; its own password stays', async () => {
     const h = passkeyHarness();
     const a = await attackerPrepares(h);
     const reset = (await h.call('POST', `/users/${a.user.id}/password-reset-requests`, { body: {} })).json;
