@@ -163,6 +163,21 @@ describe('every operation through @gatehouse/client', () => {
     expect(await ok(gatehouse.deletePasskey({ id: userId, passkey_id: passkey.id }))).toBeNull();
   });
 
+  test('API keys for end users', async () => {
+    const { id: userId } = await newUser();
+    const created = await ok(gatehouse.createApiKey({ id: userId, name: 'ci script', scopes: ['repo:read'] }));
+    expect(created.key.startsWith(`gh_${created.id}_`)).toBe(true);
+    expect((await ok(gatehouse.listApiKeys({ id: userId }))).map((k) => k.name)).toEqual(['ci script']);
+    const verified = await ok(gatehouse.verifyApiKey({ key: created.key, scopes: ['repo:read'] }));
+    expect({ key: verified.api_key.id, user: verified.user.id }).toEqual({ key: created.id, user: userId });
+    expect(await gatehouse.verifyApiKey({ key: created.key, scopes: ['repo:write'] })).toEqual({ data: null, error: { status: 400, code: 'INSUFFICIENT_SCOPE' } });
+    expect(await ok(gatehouse.deleteApiKey({ id: userId, key_id: created.id }))).toBeNull();
+    expect(await gatehouse.verifyApiKey({ key: created.key })).toEqual({ data: null, error: { status: 400, code: 'INVALID_API_KEY' } });
+    await ok(gatehouse.createApiKey({ id: userId, name: 'second' }));
+    expect(await ok(gatehouse.deleteApiKeys({ id: userId }))).toBeNull();
+    expect(await ok(gatehouse.listApiKeys({ id: userId }))).toEqual([]);
+  });
+
   test('events, metrics, and deleting the user', async () => {
     const { id: userId } = await newUser();
     await ok(gatehouse.disableUser({ id: userId }));

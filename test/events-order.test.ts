@@ -75,12 +75,14 @@ describe.skipIf(pg.skip)('GET /events on PostgreSQL: late commits', () => {
     const after = (await list()).at(-1)?.id ?? 0;
     const { releaseB } = await lateCommit();
     // A reader without the 1 s budget, so a slow machine cannot make it give up; B commits only once
-    // the reader is seen waiting for it (its session has taken its xid and runs the settle query).
+    // the reader is seen waiting for it: the shared settle poll (which asks pg_stat_activity about the
+    // readers' xids) has run since the reader started.
+    const started = ((await db.execute(sql`select clock_timestamp()::text as started`)) as unknown as { started: string }[])[0]!.started;
     const patient = postgresEventStore(db, append, { settleBudgetMs: 60_000 });
     const reading = patient.list({ after, limit: 100, userId: null, type: null });
     for (let seen = false; !seen; ) {
       const [row] = (await db.execute(sql`select count(*)::int as n from pg_stat_activity
-        where backend_xid is not null and query like '%pg_snapshot_xmin(pg_current_snapshot())%' and pid <> pg_backend_pid()`)) as unknown as { n: number }[];
+        where query like '%from unnest(%::xid[])%' and query_start >= ${started}::timestamptz and pid <> pg_backend_pid()`)) as unknown as { n: number }[];
       seen = row!.n > 0;
       if (!seen) await Bun.sleep(5);
     }

@@ -31,6 +31,8 @@ function validValue(path: string, field: string): unknown {
     challenge_id: 'x7gq2m9kd4a8rfe3hn5pjc6w',
     response: {},
     name: 'My key',
+    scopes: ['repo:read'],
+    expires_at: Math.floor(NOW_MS / 1000) + 3600,
   };
   if (!(field in values)) throw new Error(`no valid value for ${path} ${field}`);
   return values[field];
