@@ -1,7 +1,7 @@
 import type { Logger } from '../http/log';
 import type { Clock } from '../security/clock';
 import { generateId } from '../security/random';
-import { signWebhook } from '../security/webhook-signature';
+import { signedJsonPost } from '../security/webhook-signature';
 import {
   HOOK_TIMEOUT_MS,
   type HookOutcome,
@@ -80,18 +80,7 @@ export function createPasswordMigration(deps: PasswordMigrationDeps): PasswordMi
     try {
       const id = `msg_${generateId()}`;
       const timestamp = Math.floor(deps.clock() / 1000);
-      const response = await send(target.url, {
-        method: 'POST',
-        body,
-        redirect: 'manual',
-        signal: controller.signal,
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(target.key, id, timestamp, body),
-        },
-      });
+      const response = await send(target.url, signedJsonPost(target.key, id, timestamp, body, controller.signal));
       const text = await readSmallAnswer(response, controller);
       if (response.status !== 200) return 'bad_status';
       const match = text === undefined ? undefined : readHookAnswer(text);

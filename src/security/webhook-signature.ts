@@ -24,3 +24,19 @@ export function parseWebhookSecret(value: string): Uint8Array | undefined {
 export function signWebhook(key: Uint8Array, id: string, timestampSeconds: number, body: string): string {
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
+
+/** A signed JSON POST as Standard Webhooks sends it (the webhooks and the password migration hook): no redirect followed. */
+export function signedJsonPost(key: Uint8Array, id: string, timestampSeconds: number, body: string, signal: AbortSignal): RequestInit {
+  return {
+    method: 'POST',
+    body,
+    redirect: 'manual',
+    signal,
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(timestampSeconds),
+      'webhook-signature': signWebhook(key, id, timestampSeconds, body),
+    },
+  };
+}

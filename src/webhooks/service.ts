@@ -2,7 +2,7 @@ import { describeError, type Logger } from '../http/log';
 import type { DeliveryOutcome } from '../metrics/model';
 import type { Clock } from '../security/clock';
 import { generateId } from '../security/random';
-import { signWebhook } from '../security/webhook-signature';
+import { signedJsonPost } from '../security/webhook-signature';
 import {
   type AttemptResult,
   DEFAULT_DELIVERY_TIMINGS,
@@ -93,18 +93,7 @@ export function startWebhookSender(deps: WebhookSenderDeps): WebhookSender {
     try {
       const body = webhookBody(event);
       const timestamp = Math.floor(deps.clock() / 1000);
-      const response = await send(deps.target.url, {
-        method: 'POST',
-        body,
-        redirect: 'manual',
-        signal: controller.signal,
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(deps.target.key, id, timestamp, body),
-        },
-      });
+      const response = await send(deps.target.url, signedJsonPost(deps.target.key, id, timestamp, body, controller.signal));
       await readAnswer(response, controller);
       if (response.status < 200 || response.status > 299) failure = `HTTP ${response.status}`;
     } catch {
