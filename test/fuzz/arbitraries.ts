@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { STRONG_PASSWORD, WEAK_PASSWORD } from '../support/harness';
-import { CODES, EMAILS, PASSKEYS, RECOVERY_CODE, RESETS, SIGN_INS, TOTP_CODES, TOTP_KEYS, UPDATES, USERS } from './seed';
+import { API_KEY, CODES, EMAILS, PASSKEYS, RECOVERY_CODE, RESETS, SIGN_INS, TOTP_CODES, TOTP_KEYS, UPDATES, USERS } from './seed';
 
 /** Lone surrogates, bidi overrides, zero-width, joiners, NUL, line separators and other troublemakers. */
 const ODD = [
@@ -139,6 +139,7 @@ Object.assign(GOOD, {
   '/users/:id/verify-2fa/passkey response': [PK_ANSWERS.secondFactor],
   '/passkey-authentication-options user_id': [USERS.mail, null],
   '/passkey-authentication-options purpose': ['login', 'second_factor'],
+  '/verify-api-key key': [API_KEY.key],
 });
 
 const fieldValue = (routePath: string, name: string): fc.Arbitrary<unknown> => {

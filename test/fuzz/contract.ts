@@ -3,6 +3,7 @@ import { ERROR_STATUS, type ErrorCode } from '../../src/errors';
 import { MAX_BODY_BYTES } from '../../src/http/conventions';
 import type { Harness } from '../support/harness';
 import { bodyRefusal, documentRules, queryRefusal, type DocumentRules } from './document';
+import { MAX_KEY_LIFETIME_SECONDS } from '../../src/api-keys/model';
 import { MAX_DISABLE_SECONDS } from '../../src/users/model';
 import { DISABLED_USER, NOW_MS, PASSKEYS, RESETS, UPDATES, USERS, type Snapshot } from './seed';
 
@@ -99,6 +100,7 @@ function pathResourceExists(sent: Sent): boolean | undefined {
   const { path } = sent.route;
   if (!path.includes(':id')) return undefined;
   if (path.includes(':passkey_id')) return sent.pathId === USERS.mail && sent.passkeyId === PASSKEYS.ids.passkey;
+  if (path.includes(':key_id')) return sent.pathId === USERS.mail;
   const live: string[] = path.startsWith('/users/')
     ? [...Object.values(USERS), DISABLED_USER]
     : path.startsWith('/password-reset-requests/')
@@ -150,14 +152,20 @@ export function checkAnswer(sent: Sent, answer: Answer): string | undefined {
 }
 
 /**
- * The one rule no schema can state, because it moves with the clock: `until` later than now and at
- * most 10 years ahead (API.md §14). The document says it in words; the fuzz clock stands still.
+ * The rules no schema can state, because they move with the clock: a disable's `until` and an API
+ * key's `expires_at` later than now and at most 10 years ahead (API.md §14, §18). The document says
+ * them in words; the fuzz clock stands still.
  */
+const CLOCK_BOUND_FIELDS: Record<string, { field: string; maxAhead: number }> = {
+  '/users/:id/disable': { field: 'until', maxAhead: MAX_DISABLE_SECONDS },
+  '/users/:id/api-keys': { field: 'expires_at', maxAhead: MAX_KEY_LIFETIME_SECONDS },
+};
 function clockRefusal(route: FuzzRoute, body: unknown): string | undefined {
-  if (route.path !== '/users/:id/disable' || !isPlainObject(body)) return undefined;
-  const until = (body as { until?: unknown }).until;
+  const bound = CLOCK_BOUND_FIELDS[route.path];
+  if (bound === undefined || route.method !== 'POST' || !isPlainObject(body)) return undefined;
+  const value = (body as Record<string, unknown>)[bound.field];
   const now = Math.floor(NOW_MS / 1000);
-  if (typeof until === 'number' && (until <= now || until > now + MAX_DISABLE_SECONDS)) return 'until is not within (now, now + 10 years]';
+  if (typeof value === 'number' && (value <= now || value > now + bound.maxAhead)) return `${bound.field} is not within (now, now + 10 years]`;
   return undefined;
 }
 

@@ -7,6 +7,7 @@ import { encodeTotpKey, generateTotpCode, timeStep } from '../../src/security/to
 import type { PgDb } from '../../src/db/pg-client';
 import { type Harness, STRONG_PASSWORD } from '../support/harness';
 import { execute } from '../support/rows';
+import { generateApiKey } from '../../src/security/api-key-secret';
 import { seedPasskeys } from './passkeys-seed';
 
 /**
@@ -67,6 +68,9 @@ const codesAround = (key: Uint8Array) => [-2, -1, 0, 1, 2].map((d) => generateTo
 /** Codes of the steps now-2 to now+2 (index 2 is now) for each key. */
 export const TOTP_CODES = { seeded: codesAround(seededKey), other: codesAround(keyBytes(101)) };
 
+/** The mail user holds an end-user API key (API.md §18) that verifies, and may delete it. */
+export const API_KEY = generateApiKey();
+
 /** The mail user holds a passkey; the bare user may register one. */
 export const PASSKEYS = await seedPasskeys({ owner: USERS.mail, newcomer: USERS.bare }, NOW);
 
@@ -113,6 +117,7 @@ const SEED: Record<string, Record<string, unknown>[]> = {
   ],
   totp_credentials: [{ user_id: USERS.totp, created_at: NOW - 600, key: TOTP_KEYS.seeded, last_used_step: LAST_USED_STEP }],
   ...PASSKEYS.rows,
+  api_keys: [{ id: API_KEY.id, user_id: USERS.mail, name: 'seeded key', scopes: 'repo:read', secret_hash: API_KEY.secretHash, start: API_KEY.start, created_at: NOW - 600 }],
 };
 
 /** Puts the database back to exactly the seed, so every case starts from the same state. */

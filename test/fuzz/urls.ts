@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { oddString } from './arbitraries';
-import { DISABLED_USER, PASSKEYS, RESETS, UPDATES, USERS } from './seed';
+import { API_KEY, DISABLED_USER, PASSKEYS, RESETS, UPDATES, USERS } from './seed';
 
 /** Percent-encodes every UTF-8 byte that is not unreserved; lone surrogates become U+FFFD, as a client would send. */
 export const encodeSegment = (value: string): string =>
@@ -47,6 +47,7 @@ const GOOD_IDS: Record<string, string[]> = {
   // Both seeded registration challenges belong to the user without passkeys.
   '/users/:id/passkeys': [USERS.bare],
   '/users/:id/passkeys/:passkey_id': [USERS.mail],
+  '/users/:id/api-keys/:key_id': [USERS.mail],
   '/users/:id/verify-2fa/passkey': [USERS.mail],
   // Easy successes, where the disabled user is refused (USER_DISABLED) instead.
   '/users/:id/email-verification-request': [...Object.values(USERS), DISABLED_USER],
@@ -88,6 +89,6 @@ export const passkeySegment: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: junkSegment },
 );
 
-/** The request path for a route template like `/users/:id/verify-email`. */
+/** The request path for a route template like `/users/:id/verify-email`; `:key_id` is the seeded API key's. */
 export const buildPath = (template: string, segment: string, query: string | undefined, passkey = PASSKEYS.ids.passkey) =>
-  template.replace(/:[^/]+/, () => segment).replace(':passkey_id', () => passkey) + (query === undefined ? '' : `?${query}`);
+  template.replace(/:[^/]+/, () => segment).replace(':passkey_id', () => passkey).replace(':key_id', () => API_KEY.id) + (query === undefined ? '' : `?${query}`);
