@@ -26,14 +26,25 @@ function start(dir: string, url: string, webhookSecret: string): Promise<ServerP
   });
 }
 
-/** A second connection to the server's database file (WAL lets it read while the server writes). */
+/**
+ * The server's database file, read on a connection of its own for each look (WAL lets it read while
+ * the server writes): a connection kept open across a SIGKILL and a restart, which rebuilds the WAL
+ * index, was seen to answer from an old view of the outbox.
+ */
 function outboxOf(dir: string) {
-  const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+  const read = <T>(sql: string): T[] => {
+    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+    try {
+      return db.query<T, []>(sql).all();
+    } finally {
+      db.close();
+    }
+  };
   return {
-    rows: () => db.query<{ event_id: number; attempts: number; state: string }, []>('select event_id, attempts, state from webhook_deliveries').all(),
-    eventIds: () => db.query<{ id: number }, []>('select id from events order by id').all().map((row) => row.id),
-    webhookIds: () => new Map(db.query<{ id: number; webhook_id: string }, []>('select id, webhook_id from events').all().map((row) => [row.id, row.webhook_id])),
-    close: () => db.close(),
+    rows: () => read<{ event_id: number; attempts: number; state: string }>('select event_id, attempts, state from webhook_deliveries'),
+    eventIds: () => read<{ id: number }>('select id from events order by id').map((row) => row.id),
+    webhookIds: () => new Map(read<{ id: number; webhook_id: string }>('select id, webhook_id from events').map((row) => [row.id, row.webhook_id])),
+    close: () => {},
   };
 }
 
