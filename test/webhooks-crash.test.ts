@@ -68,11 +68,14 @@ describe('webhook delivery across crashes', () => {
       expect(await server.stop('SIGKILL')).not.toBe(0);
       expect(outbox.rows()).toHaveLength(10);
 
-      // Back up, but slow: deliveries are in flight when the second SIGKILL comes.
+      // Back up, but holding its answers until the second SIGKILL has come: those deliveries are in
+      // flight at the kill whatever the machine's load (a fixed pause let a slow test answer first).
+      let killed!: () => void;
+      const afterKill = new Promise<void>((resolve) => (killed = resolve));
       const receiver = startReceiver(webhookSecret, {
         port,
         behaviour: async () => {
-          await Bun.sleep(150);
+          await afterKill;
           return new Response(null, { status: 204 });
         },
       });
@@ -82,6 +85,7 @@ describe('webhook delivery across crashes', () => {
       await waitUntil(() => receiver.deliveries.length >= 1, 10_000, 'a delivery in flight');
       expect(await server.stop('SIGKILL')).not.toBe(0);
       const inFlightAtKill = receiver.deliveries.map((d) => d.id);
+      killed();
       expect(outbox.rows().length).toBeGreaterThan(0);
 
       server = await start(dir, url, webhookSecret);
