@@ -10,7 +10,7 @@ import { execute } from './support/rows';
 
 /**
  * GET /users/{id} reads registered_totp and passkey_count from the user row, where triggers keep them
- * (migration 0008). Every path that adds or removes a TOTP credential or a passkey must leave them
+ * (migration 0011). Every path that adds or removes a TOTP credential or a passkey must leave them
  * equal to what counting the credential tables says, on whichever engine GATEHOUSE_TEST_SETUP names.
  */
 const KEY = 'DZTYTmomMEvwwP6GsZJHZJkUCHI=';

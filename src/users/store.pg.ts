@@ -5,14 +5,14 @@ import { inTransaction } from '../db/pg-transaction';
 import { counters, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import { toUserView, type ListOptions } from './model';
-import { pageValues, type UserStore } from './store';
+import { afterCursor, pageValues, type UserStore } from './store';
 
 const viewColumns = {
   id: users.id,
   createdAt: users.createdAt,
   email: users.email,
   emailVerified: users.emailVerified,
-  // On the row, kept by migration 0008's triggers: the view is one primary-key read (no subqueries).
+  // On the row, kept by migration 0011's triggers: the view is one primary-key read (no subqueries).
   registeredTotp: users.registeredTotp,
   passkeyCount: users.passkeyCount,
   disabled: users.disabled,
@@ -24,18 +24,6 @@ const emailIs = eq(users.email, sql.placeholder('email'));
 /** Exact address (API.md §14) through users_email_unique, and/or the substring filter. */
 const listFilter = (options: Pick<ListOptions, 'email' | 'emailQuery'>) =>
   and(options.email === null ? undefined : emailIs, options.emailQuery === null ? undefined : emailContains);
-/**
- * Keyset paging (API.md §20): after the cursor's user in the sort order, as a row-value comparison
- * on the very columns (and index) the order uses, so a page's cost does not grow with its depth.
- */
-function afterCursor(options: ListOptions) {
-  if (options.after === null) return undefined;
-  const beyond = options.ascending ? sql.raw('>') : sql.raw('<');
-  const afterId = sql.placeholder('afterId');
-  return options.sortBy === 'id'
-    ? sql`${users.id} ${beyond} ${afterId}`
-    : sql`(${users.createdAt}, ${users.id}) ${beyond} (${sql.placeholder('afterCreatedAt')}, ${afterId})`;
-}
 /** The user's state is in force: a passed disabled_until is enabled already (API.md §14). */
 const disabledAt = (now: number) => and(eq(users.disabled, true), or(isNull(users.disabledUntil), gt(users.disabledUntil, now)));
 
@@ -46,7 +34,7 @@ export function preparePage(db: PgDb, options: ListOptions, name: string) {
   return db
     .select(viewColumns)
     .from(users)
-    .where(and(listFilter(options), afterCursor(options)))
+    .where(and(listFilter(options), afterCursor(options, users)))
     .orderBy(...order)
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, type Column, desc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client';
 import { isUniqueViolation } from '../db/constraints';
 import { counters, users } from '../db/schema';
@@ -59,7 +59,7 @@ const viewColumns = {
   createdAt: users.createdAt,
   email: users.email,
   emailVerified: users.emailVerified,
-  // On the row, kept by migration 0008's triggers: the view is one primary-key read (no subqueries).
+  // On the row, kept by migration 0011's triggers: the view is one primary-key read (no subqueries).
   registeredTotp: users.registeredTotp,
   passkeyCount: users.passkeyCount,
   disabled: users.disabled,
@@ -85,14 +85,15 @@ const listFilter = (options: Pick<ListOptions, 'email' | 'emailQuery'>) =>
 /**
  * Keyset paging (API.md §20): after the cursor's user in the sort order, as a row-value comparison
  * on the very columns (and index) the order uses, so a page's cost does not grow with its depth.
+ * Each engine passes its own table's columns.
  */
-function afterCursor(options: ListOptions) {
+export function afterCursor(options: ListOptions, columns: { id: Column; createdAt: Column }) {
   if (options.after === null) return undefined;
   const beyond = options.ascending ? sql.raw('>') : sql.raw('<');
   const afterId = sql.placeholder('afterId');
   return options.sortBy === 'id'
-    ? sql`${users.id} ${beyond} ${afterId}`
-    : sql`(${users.createdAt}, ${users.id}) ${beyond} (${sql.placeholder('afterCreatedAt')}, ${afterId})`;
+    ? sql`${columns.id} ${beyond} ${afterId}`
+    : sql`(${columns.createdAt}, ${columns.id}) ${beyond} (${sql.placeholder('afterCreatedAt')}, ${afterId})`;
 }
 /** The user's state is in force: a passed disabled_until is enabled already (API.md §14). */
 const disabledAt = (now: number) => and(eq(users.disabled, true), or(isNull(users.disabledUntil), gt(users.disabledUntil, now)));
@@ -104,7 +105,7 @@ export function preparePage(db: Db, options: ListOptions) {
   return db
     .select(viewColumns)
     .from(users)
-    .where(and(listFilter(options), afterCursor(options)))
+    .where(and(listFilter(options), afterCursor(options, users)))
     .orderBy(...order)
     .limit(sql.placeholder('limit'))
     .offset(sql.placeholder('offset'))
