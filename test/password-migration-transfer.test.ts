@@ -1,12 +1,10 @@
 import { describe, expect, test } from 'bun:test';
-import { systemClock } from '../src/security/clock';
 import { describeProblem, isProblem, parseImportLine } from '../src/transfer/model';
-import { checkLines, createTransferService, type InputLine } from '../src/transfer/service';
-import { sqliteTransferStore } from '../src/transfer/store';
-import { postgresTransferStore } from '../src/transfer/store.pg';
+import { checkLines, type InputLine } from '../src/transfer/service';
 import { createHarness, type Harness } from './support/harness';
 import { migrationHookOfThisFile } from './support/migration-hook';
 import { VECTORS } from './password-formats.vectors';
+import { transferOf, exportText } from './support/transfer';
 
 // API.md §19 through gatehouse import and export (the transfer service on the set-up's database):
 // `"password_hash": null, "migrate_password": true` goes in, comes out the same way until the
@@ -20,18 +18,6 @@ const problemOf = (value: unknown): string => {
   if (!isProblem(parsed)) throw new Error(`accepted: ${JSON.stringify(value)}`);
   return describeProblem(parsed);
 };
-
-function transferOf(h: Harness) {
-  const backend = h.backend;
-  const store = backend.kind === 'sqlite' ? sqliteTransferStore(backend.db) : postgresTransferStore(backend.db.$client);
-  return createTransferService({ store, clock: systemClock });
-}
-
-async function exportText(h: Harness): Promise<string> {
-  let text = '';
-  await transferOf(h).exportUsers(async (chunk) => void (text += chunk), () => {});
-  return text;
-}
 
 async function importText(h: Harness, text: string) {
   const lines: InputLine[] = text.split('\n').map((line, i) => ({ number: i + 1, text: line }));

@@ -1,12 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import { generateTotpCode, parseTotpKey } from '../src/security/totp';
-import { systemClock } from '../src/security/clock';
 import type { InputLine } from '../src/transfer/service';
-import { checkLines, createTransferService } from '../src/transfer/service';
-import { sqliteTransferStore } from '../src/transfer/store';
-import { postgresTransferStore } from '../src/transfer/store.pg';
+import { checkLines } from '../src/transfer/service';
 import type { Harness } from './support/harness';
 import { login, passkeyHarness, registered, secondFactor, softAuthenticator } from './support/passkeys';
+import { transferOf, exportText } from './support/transfer';
 
 /**
  * Export and import through the transfer service on the set-up's own database (SQLite, or PostgreSQL
@@ -15,18 +13,6 @@ import { login, passkeyHarness, registered, secondFactor, softAuthenticator } fr
  */
 const TOTP_KEY = 'DZTYTmomMEvwwP6GsZJHZJkUCHI=';
 const expectUserDisabled = (res: { status: number; json: any }) => expect([res.status, res.json?.error]).toEqual([400, 'USER_DISABLED']);
-
-function transferOf(h: Harness) {
-  const backend = h.backend;
-  const store = backend.kind === 'sqlite' ? sqliteTransferStore(backend.db) : postgresTransferStore(backend.db.$client);
-  return createTransferService({ store, clock: systemClock });
-}
-
-async function exportText(h: Harness): Promise<string> {
-  let text = '';
-  await transferOf(h).exportUsers(async (chunk) => void (text += chunk), () => {});
-  return text;
-}
 
 async function importText(h: Harness, text: string, onConflict: 'fail' | 'skip' = 'fail') {
   const lines: InputLine[] = text.split('\n').map((line, i) => ({ number: i + 1, text: line }));

@@ -1,12 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import { generateTotpCode, parseTotpKey } from '../src/security/totp';
-import { systemClock } from '../src/security/clock';
-import { checkLines, createTransferService, type InputLine } from '../src/transfer/service';
-import { sqliteTransferStore } from '../src/transfer/store';
-import { postgresTransferStore } from '../src/transfer/store.pg';
+import { checkLines, type InputLine } from '../src/transfer/service';
 import type { Harness } from './support/harness';
 import { passkeyHarness, registered, softAuthenticator } from './support/passkeys';
 import { execute } from './support/rows';
+import { transferOf } from './support/transfer';
 
 /**
  * GET /users/{id} reads registered_totp and passkey_count from the user row, where triggers keep them
@@ -114,8 +112,3 @@ describe('registered_totp and passkey_count follow every path that changes them'
   });
 });
 
-function transferOf(h: Harness) {
-  const backend = h.backend;
-  const store = backend.kind === 'sqlite' ? sqliteTransferStore(backend.db) : postgresTransferStore(backend.db.$client);
-  return createTransferService({ store, clock: systemClock });
-}
