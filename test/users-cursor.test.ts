@@ -6,7 +6,7 @@ import type { ListOptions } from '../src/users/model';
 import { preparePage as pgPage } from '../src/users/store.pg';
 import { pageValues, preparePage } from '../src/users/store';
 import { createHarness, expectError, type Harness } from './support/harness';
-import { execute, insertRows } from './support/rows';
+import { insertRows, insertUsersForQueryPlans } from './support/rows';
 
 /** API.md §20: GET /users pages by keyset cursor, with Link rel="next" and X-Pagination-Next-Cursor. */
 
@@ -175,16 +175,11 @@ describe('a cursor page reads only its rows: the keyset uses the sort index (que
     ['id', false, /SEARCH users USING INDEX sqlite_autoindex_users_1 \(id<\?\)/, /Index Scan Backward using users_pkey on users/],
   ];
 
-  async function manyUsers(h: Harness) {
-    const rows = Array.from({ length: 5000 }, (_, i) => ({ id: generateId(), createdAt: i, email: `user${i}@example.com`, passwordHash: 'h', recoveryCodeHash: 'r' }));
-    for (let i = 0; i < rows.length; i += 1000) await insertRows(h, 'users', rows.slice(i, i + 1000));
-    await execute(h, h.backend.kind === 'sqlite' ? 'ANALYZE' : 'ANALYZE users');
-  }
 
   test('every sort, with and without email_query: an index range from the cursor, no sort step, no full scan', async () => {
     const h = createHarness();
     await h.ready;
-    await manyUsers(h);
+    await insertUsersForQueryPlans(h);
     const { backend } = h;
     for (const [sortBy, ascending, sqlitePlan, pgPlan] of shapes) {
       for (const emailQuery of [null, 'user4']) {

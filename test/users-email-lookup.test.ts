@@ -1,11 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import { fillPlaceholders } from 'drizzle-orm';
-import { generateId } from '../src/security/random';
 import type { ListOptions } from '../src/users/model';
 import { prepareCount as pgCount, preparePage as pgPage } from '../src/users/store.pg';
 import { prepareCount, preparePage } from '../src/users/store';
 import { createHarness, type Harness } from './support/harness';
-import { execute, insertRows } from './support/rows';
+import { insertUsersForQueryPlans } from './support/rows';
 
 /** API.md §14: GET /users?email= finds one address exactly, through the email index. */
 
@@ -70,17 +69,11 @@ describe('the lookup uses the email index (query plans)', () => {
   const options: ListOptions = { sortBy: 'created_at', ascending: true, perPage: 20, page: 1, emailQuery: null, email: 'user42@example.com', after: null };
   const values = { email: 'user42@example.com', query: null, limit: 20, offset: 0 };
 
-  /** Enough users that a sequential scan would cost more than the index, so the planner's choice means something. */
-  async function manyUsers(h: Harness) {
-    const rows = Array.from({ length: 5000 }, (_, i) => ({ id: generateId(), createdAt: i, email: `user${i}@example.com`, passwordHash: 'h', recoveryCodeHash: 'r' }));
-    for (let i = 0; i < rows.length; i += 1000) await insertRows(h, 'users', rows.slice(i, i + 1000));
-    await execute(h, h.backend.kind === 'sqlite' ? 'ANALYZE' : 'ANALYZE users');
-  }
 
   test('the page and the count search users_email_unique', async () => {
     const h = createHarness();
     await h.ready;
-    await manyUsers(h);
+    await insertUsersForQueryPlans(h);
     const { backend } = h;
     if (backend.kind === 'sqlite') {
       for (const query of [preparePage(backend.db, options).getQuery(), prepareCount(backend.db, options).getQuery()]) {

@@ -2,6 +2,7 @@ import { and, eq, getTableName, is, sql, Table, type SQL } from 'drizzle-orm';
 import * as pgSchema from '../../src/db/pg-schema';
 import * as sqliteSchema from '../../src/db/schema';
 import type { Harness } from './harness';
+import { generateId } from '../../src/security/random';
 
 /**
  * Stored rows as the tests look at them, on whichever database the harness runs (SQLite or
@@ -75,3 +76,13 @@ export async function execute(h: Harness, text: string, ...params: unknown[]): P
 }
 
 export { sql };
+
+/**
+ * 5,000 users (`user<i>@example.com`, created_at i) and fresh planner statistics: enough rows that a
+ * sequential scan would cost more than an index, so a query plan's choice means something.
+ */
+export async function insertUsersForQueryPlans(h: Harness): Promise<void> {
+  const rows = Array.from({ length: 5000 }, (_, i) => ({ id: generateId(), createdAt: i, email: `user${i}@example.com`, passwordHash: 'h', recoveryCodeHash: 'r' }));
+  for (let i = 0; i < rows.length; i += 1000) await insertRows(h, 'users', rows.slice(i, i + 1000));
+  await execute(h, h.backend.kind === 'sqlite' ? 'ANALYZE' : 'ANALYZE users');
+}
