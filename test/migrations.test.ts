@@ -68,17 +68,22 @@ describe('connection settings', () => {
   });
 });
 
+/** A database in `dir` with every migration before `tag`, applied as openDatabase would have applied them. */
+async function databaseBefore(dir: string, tag: string) {
+  const before = journal.entries.findIndex((entry) => entry.tag === tag);
+  expect(before).toBeGreaterThan(0);
+  const { Database } = await import('bun:sqlite');
+  const { drizzle } = await import('drizzle-orm/bun-sqlite');
+  const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
+  const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
+  oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+  return old;
+}
+
 describe('upgrading a database in place', () => {
   test('0005_user_disabled: users of the previous schema keep their data and read as enabled', async () => {
     const dir = tempDir();
-    // The previous schema: every migration before this one, applied as openDatabase would have applied it.
-    const before = journal.entries.findIndex((entry) => entry.tag === '0005_user_disabled');
-    expect(before).toBeGreaterThan(0);
-    const { Database } = await import('bun:sqlite');
-    const { drizzle } = await import('drizzle-orm/bun-sqlite');
-    const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
-    const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-    oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+    const old = await databaseBefore(dir, '0005_user_disabled');
     expect(old.query("select name from pragma_table_info('users') where name like 'disabled%'").all()).toEqual([]);
     old.run("insert into users (id, created_at, email, email_verified, password_hash, recovery_code_hash) values ('old1', 10, 'a@example.com', 1, 'h1', 'r1'), ('old2', 20, null, 0, 'h2', 'r2')");
     old.close();
@@ -94,13 +99,7 @@ describe('upgrading a database in place', () => {
 
   test('0011_user_view_columns: registered_totp and passkey_count are filled in from the rows already there', async () => {
     const dir = tempDir();
-    const before = journal.entries.findIndex((entry) => entry.tag === '0011_user_view_columns');
-    expect(before).toBeGreaterThan(0);
-    const { Database } = await import('bun:sqlite');
-    const { drizzle } = await import('drizzle-orm/bun-sqlite');
-    const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
-    const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-    oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+    const old = await databaseBefore(dir, '0011_user_view_columns');
     old.run("insert into users (id, created_at, password_hash, recovery_code_hash) values ('both', 1, 'h', 'r'), ('keys', 2, 'h', 'r'), ('none', 3, 'h', 'r')");
     old.run("insert into totp_credentials (user_id, created_at, key, last_used_step) values ('both', 1, 'k', 0)");
     old.run(`insert into passkeys (id, user_id, credential_id, public_key, counter, transports, backed_up, name, created_at)
@@ -128,13 +127,7 @@ describe('upgrading a database in place', () => {
 
   test('0006_event_webhook_id: events of the previous schema keep their ids and get a webhook-id each; a raw insert gets one too', async () => {
     const dir = tempDir();
-    const before = journal.entries.findIndex((entry) => entry.tag === '0006_event_webhook_id');
-    expect(before).toBeGreaterThan(0);
-    const { Database } = await import('bun:sqlite');
-    const { drizzle } = await import('drizzle-orm/bun-sqlite');
-    const old = new Database(join(dir, 'gatehouse.db'), { create: true, strict: true });
-    const oldDb = drizzle({ client: old }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): void }; session: unknown };
-    oldDb.dialect.migrate(embeddedMigrations().slice(0, before), oldDb.session, { migrationsFolder: '' });
+    const old = await databaseBefore(dir, '0006_event_webhook_id');
     old.run("insert into events (time, type, user_id) values (10, 'user.created', 'u1'), (11, 'user.deleted', 'u1'), (12, 'user.created', 'u2')");
     old.close();
 
