@@ -116,16 +116,21 @@ describe.skipIf(pg.skip)('applying them', () => {
   });
 });
 
+/** A client of the database at `url` with every migration before `tag`, applied the way migratePostgres applies them. */
+async function databaseBefore(url: string, tag: string) {
+  const before = journal.entries.findIndex((entry) => entry.tag === tag);
+  expect(before).toBeGreaterThan(0);
+  const { drizzle } = await import('drizzle-orm/bun-sql');
+  const client = new SQL({ url, max: 1 });
+  const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
+  await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+  return client;
+}
+
 describe.skipIf(pg.skip)('upgrading a database in place', () => {
   test('0005_user_disabled: users of the previous schema keep their data and read as enabled', async () => {
     const { url } = await pg.server().createDatabase();
-    const before = journal.entries.findIndex((entry) => entry.tag === '0005_user_disabled');
-    expect(before).toBeGreaterThan(0);
-    // The previous schema, applied the way migratePostgres applies it.
-    const { drizzle } = await import('drizzle-orm/bun-sql');
-    const client = new SQL({ url, max: 1 });
-    const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
-    await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+    const client = await databaseBefore(url, '0005_user_disabled');
     expect(await client`SELECT column_name FROM information_schema.columns WHERE table_name = 'users' AND column_name LIKE 'disabled%'`).toHaveLength(0);
     await client`INSERT INTO users (id, created_at, email, email_verified, password_hash, recovery_code_hash)
       VALUES ('old1', 10, 'a@example.com', true, 'h1', 'r1'), ('old2', 20, null, false, 'h2', 'r2')`;
@@ -144,12 +149,7 @@ describe.skipIf(pg.skip)('upgrading a database in place', () => {
 describe.skipIf(pg.skip)('upgrading the user view in place', () => {
   test('0011_user_view_columns: registered_totp and passkey_count are filled in from the rows already there', async () => {
     const { url } = await pg.server().createDatabase();
-    const before = journal.entries.findIndex((entry) => entry.tag === '0011_user_view_columns');
-    expect(before).toBeGreaterThan(0);
-    const { drizzle } = await import('drizzle-orm/bun-sql');
-    const client = new SQL({ url, max: 1 });
-    const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
-    await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+    const client = await databaseBefore(url, '0011_user_view_columns');
     await client`INSERT INTO users (id, created_at, password_hash, recovery_code_hash) VALUES ('both', 1, 'h', 'r'), ('keys', 2, 'h', 'r'), ('none', 3, 'h', 'r')`;
     await client`INSERT INTO totp_credentials (user_id, created_at, key, last_used_step) VALUES ('both', 1, 'k', 0)`;
     await client`INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, backed_up, name, created_at)
@@ -180,12 +180,7 @@ describe.skipIf(pg.skip)('upgrading the user view in place', () => {
 describe.skipIf(pg.skip)('upgrading events in place', () => {
   test('0006_event_webhook_id: events of the previous schema keep their ids and get a webhook-id each', async () => {
     const { url } = await pg.server().createDatabase();
-    const before = journal.entries.findIndex((entry) => entry.tag === '0006_event_webhook_id');
-    expect(before).toBeGreaterThan(0);
-    const { drizzle } = await import('drizzle-orm/bun-sql');
-    const client = new SQL({ url, max: 1 });
-    const old = drizzle({ client }) as unknown as { dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> }; session: unknown };
-    await old.dialect.migrate(embeddedPgMigrations().slice(0, before), old.session, { migrationsFolder: '' });
+    const client = await databaseBefore(url, '0006_event_webhook_id');
     await client`INSERT INTO events (time, type, user_id) VALUES (10, 'user.created', 'u1'), (11, 'user.deleted', 'u1'), (12, 'user.created', 'u2')`;
     await client.close();
 
