@@ -6,7 +6,7 @@
  * to a file this runner names on the SQLite run, and exactly those files run on the other set-ups.
  * Installs PostgreSQL and Redis from Debian when missing and running as root; where that is not
  * possible the two runs are reported as skipped with the reason, never as passed, and under CI
- * (test/support/ci.ts) they fail the run, as does any skipped test. Ends with one line:
+ * (test/support/ci.ts) they fail the run at once, before the SQLite run, as does any skipped test. Ends with one line:
  * `N passed, N failed, N skipped`. Extra arguments go to every `bun test` (a file filter, `-t`, ...).
  * The first run also holds the suites that start engines of their own, among them the contention
  * suites (test/contention*.test.ts): two real server processes on one PostgreSQL + Redis
@@ -91,6 +91,17 @@ const add = (t: Tally) => {
   total.fail += t.fail;
   total.skip += t.skip;
 };
+
+// Under CI a missing engine fails the run before anything else: the run could not pass, and the
+// SQLite run would spend ten minutes before saying so.
+if (UNDER_CI) {
+  const missingUnderCi = [await postgresAvailability(), await redisAvailability()].find((availability) => !availability.ok);
+  if (missingUnderCi !== undefined && !missingUnderCi.ok) {
+    console.log(`\nfailed: PostgreSQL + Redis are needed under CI (the contention suites and two set-ups) and cannot run: ${missingUnderCi.reason}`);
+    console.log('\n0 passed, 1 failed, 0 skipped');
+    process.exit(1);
+  }
+}
 
 // The SQLite run names the HTTP suites: each file that builds a set-up-following harness writes its path here.
 const recordDir = mkdtempSync(join(tmpdir(), 'gatehouse-run-'));
