@@ -1,5 +1,7 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { Elysia, t } from 'elysia';
 import { AppError } from '../errors';
+import type { DirectPost } from '../http/direct-routes';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
 import { jsonResponse, noContent } from '../http/responses';
@@ -80,4 +82,22 @@ export function apiKeysRoutes(apiKeys: ApiKeysService, findUser: FindUser) {
     );
 
   return new Elysia().use(verify).use(forUser).use(oneKey);
+}
+
+/**
+ * POST /verify-api-key for the outer handler, without Elysia (http/direct-routes.ts): a verify should
+ * cost about a read by id (API.md §18), and the router and context were most of it. The same
+ * schema and service as the route above (test/direct-post.test.ts holds the two to the same
+ * answers). It drafts no event, so it needs no actor.
+ */
+export function verifyApiKeyDirectly(apiKeys: ApiKeysService): DirectPost {
+  const body = TypeCompiler.Compile(VerifyApiKeyBody);
+  return {
+    path: '/verify-api-key',
+    operationId: 'verifyApiKey',
+    answer: (value) => {
+      if (!body.Check(value)) throw new AppError('INVALID_DATA');
+      return apiKeys.verify(value.key, value.scopes).then(jsonResponse);
+    },
+  };
 }

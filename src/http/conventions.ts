@@ -19,8 +19,18 @@ const NOT_UTF8 = 'body is not valid UTF-8';
  * Bytes that are not UTF-8 are never decoded with replacement characters, which would make
  * different passwords equal (API.md §9); they are handed on the same way.
  */
-async function parseJsonBody({ request }: { request: Request }): Promise<unknown> {
-  const text = await readTextCapped(request);
+const parseJsonBody = ({ request }: { request: Request }): Promise<unknown> => readBodyValue(request);
+
+/**
+ * The value a route validates, by the rules above. A body of stated length is read at once (the
+ * outer handler refused a length over the limit); a chunked one is read with the cap.
+ */
+export async function readBodyValue(request: Request): Promise<unknown> {
+  const text = request.body !== null && request.headers.has('content-length') ? utf8Of(await request.bytes()) : await readTextCapped(request);
+  return bodyValueOf(text);
+}
+
+function bodyValueOf(text: string | undefined): unknown {
   if (text === undefined) return NOT_UTF8;
   if (text.trim() === '') return {};
   let value: unknown;
@@ -54,8 +64,13 @@ async function readTextCapped(request: Request): Promise<string | undefined> {
     if (size > MAX_BODY_BYTES) throw new AppError('PAYLOAD_TOO_LARGE');
     chunks.push(chunk);
   }
+  return utf8Of(Buffer.concat(chunks));
+}
+
+/** The bytes as text, or undefined where they are not UTF-8 (never replacement characters). */
+function utf8Of(bytes: Uint8Array): string | undefined {
   try {
-    return utf8.decode(Buffer.concat(chunks));
+    return utf8.decode(bytes);
   } catch {
     return undefined;
   }

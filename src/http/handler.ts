@@ -1,62 +1,18 @@
-import type { ErrorCode } from '../errors';
+import { AppError, type ErrorCode } from '../errors';
 import { type Caller, runAsActor, setCallerOf } from './caller';
 import { errorResponse } from './responses';
-import { failureResponse, MAX_BODY_BYTES } from './conventions';
+import { failureResponse, MAX_BODY_BYTES, readBodyValue } from './conventions';
 import { withCommonHeaders } from './headers';
 import { AccessLine, failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
+import { type DirectPost, type DirectRead, PLAIN_ID, type RoutedRequest } from './direct-routes';
+import { isPublic, pathOf, pathStartOf, withRoutableUrl } from './request-path';
 
 /** Request ids only need to be unique, not secret: a random per-process prefix and a counter. */
 const requestIdPrefix = generateId().slice(0, 8);
 let requestCount = 0;
 const nextRequestId = () => `${requestIdPrefix}-${(++requestCount).toString(36)}`;
-
-/** What is served without the credential (API.md §1): the health check, and the docs while they are on. */
-function isPublic(method: string, path: string, docs: boolean): boolean {
-  if (method !== 'GET') return false;
-  if (path === '/health') return true;
-  return docs && (path === '/docs' || path === '/docs/json' || path.startsWith('/docs/assets/'));
-}
-
-/**
- * Elysia finds the path by searching for '/' from index 11, assuming a host of four or more
- * characters; with `Host: x` it would route `/health?/users` to `/users` after we checked `/health`.
- * Bun hands on a relative URL (`/users`) for an HTTP/1.0 request without Host or with an empty one,
- * and an unparseable one for a Host such as `h:99999`, `[::1` or `a%zz`, on which `new URL` throws.
- * Such requests get a URL that parses and that Elysia reads the same way we do.
- */
-const ELYSIA_PATH_SEARCH_START = 11;
-function withRoutableUrl(request: Request, pathStart: number): Request {
-  if (pathStart >= ELYSIA_PATH_SEARCH_START && URL.canParse(request.url)) return request;
-  return new Request(`http://localhost${pathStart < 0 ? '/' : request.url.slice(pathStart)}`, request);
-}
-
-/** Where the path starts in a request's URL: absolute as usual, or relative when Bun had no Host to build it with. */
-function pathStartOf(url: string): number {
-  if (url.startsWith('/')) return 0;
-  const authority = url.indexOf('//');
-  return authority < 0 ? -1 : url.indexOf('/', authority + 2);
-}
-
-/**
- * A GET of `prefix` + one id, answered without Elysia's router and context: for the hottest read
- * they were about a third of its CPU (docs/benchmarks.md). It must answer exactly as the app's route
- * of `template` (whose one parameter is `:id`) does, which serves the ids that are not plain
- * (escapes, slashes, overlong). A store that answers at once (SQLite) gives a Response, not a
- * Promise: no await on the way out.
- */
-export interface DirectRead {
-  prefix: string;
-  template: string;
-  /** The route's operationId, for the caller's scope. */
-  operationId: string;
-  answer: (id: string) => Response | Promise<Response>;
-}
-const PLAIN_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** A request Bun.serve routed by a template, with the template's parameters, percent-decoded. */
-type RoutedRequest = Request & { params: Record<string, string> };
 
 export type RequestHandler = ((request: Request) => Response | Promise<Response>) & {
   /**
@@ -64,7 +20,7 @@ export type RequestHandler = ((request: Request) => Response | Promise<Response>
    * URL is never built (about 5% of the read's instructions). The handler itself serves the same
    * reads for everything else that calls it (tests, `app.handle`-style).
    */
-  routes: Record<string, { GET: (request: RoutedRequest) => Response | Promise<Response> }>;
+  routes: Record<string, { GET?: (request: RoutedRequest) => Response | Promise<Response>; POST?: (request: Request) => Response | Promise<Response> }>;
 };
 
 /**
@@ -78,12 +34,14 @@ export function createRequestHandler(options: {
   route: (request: Request) => Promise<Response> | Response;
   docs: boolean;
   directReads?: DirectRead[];
+  directPosts?: DirectPost[];
   /** Told every answered request, with the template of the route it reached (undefined: none). */
   observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
   /** Told the name of the caller of every request that carried a known credential. */
   observeCaller?: (name: string) => void;
 }): RequestHandler {
   const { observe, observeCaller, log, directReads = [] } = options;
+  const directPosts = new Map((options.directPosts ?? []).map((post) => [post.path, post]));
 
   const handle = (request: Request): Response | Promise<Response> => {
     const started = performance.now();
@@ -94,6 +52,8 @@ export function createRequestHandler(options: {
     if (caller instanceof Response) return caller;
     const direct = request.method === 'GET' ? directReadOf(path) : undefined;
     if (direct !== undefined) return readDirectly(request, path, started, direct.read, direct.id, caller);
+    const post = request.method === 'POST' ? directPosts.get(path) : undefined;
+    if (post !== undefined) return postDirectly(request, started, post, caller);
     // Only the router reads the URL itself; the direct reads use the path found above.
     const routable = withRoutableUrl(request, pathStart);
     if (caller === null) return route(routable, path, started, null);
@@ -108,7 +68,7 @@ export function createRequestHandler(options: {
     );
   }
 
-  const routes = Object.fromEntries(
+  const routes: RequestHandler['routes'] = Object.fromEntries(
     directReads.map((read) => [
       read.template,
       {
@@ -125,6 +85,15 @@ export function createRequestHandler(options: {
       },
     ]),
   );
+  for (const post of directPosts.values()) {
+    routes[post.path] = {
+      POST(request: Request) {
+        const started = performance.now();
+        const caller = admit(request, post.path, started);
+        return caller instanceof Response ? caller : postDirectly(request, started, post, caller);
+      },
+    };
+  }
   return Object.assign(handle, { routes });
 
   /**
@@ -161,6 +130,24 @@ export function createRequestHandler(options: {
     }
   }
 
+  /** In Elysia's order: the body is read (413 for a chunked one too long), then the scope, then the answer checks the body. */
+  async function postDirectly(request: Request, started: number, post: DirectPost, caller: Caller | null): Promise<Response> {
+    let body: unknown;
+    try {
+      body = await readBodyValue(request);
+    } catch (error) {
+      // Refused while parsing, Elysia counts no route. A body cut off on its way is bad data, as its parser calls it; our 413 stays.
+      return finish(request, post.path, started, failureResponse(request, error instanceof AppError ? error : new AppError('INVALID_DATA')), undefined, caller);
+    }
+    let response: Response;
+    try {
+      response = caller !== null && !caller.permits(post.operationId) ? errorResponse('FORBIDDEN') : await post.answer(body);
+    } catch (error) {
+      response = failureResponse(request, error);
+    }
+    return finish(request, post.path, started, response, post.path, caller);
+  }
+
   /** `request`: the one the app handled, which carries its route template and noted failure. */
   function finish(request: Request, path: string, started: number, response: Response, template: string | undefined, caller: Caller | null): Response {
     const requestId = nextRequestId();
@@ -194,9 +181,4 @@ export function createRequestHandler(options: {
 /** Refused before its body was read: closing the connection stops a client still uploading it. */
 function refuseUnread(request: Request, errorCode: ErrorCode): Response {
   return errorResponse(errorCode, request.body === null ? undefined : { connection: 'close' });
-}
-
-function pathOf(url: string, start: number): string {
-  const query = url.indexOf('?', start);
-  return start < 0 ? '/' : url.slice(start, query < 0 ? undefined : query);
 }
