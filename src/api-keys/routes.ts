@@ -91,13 +91,19 @@ export function apiKeysRoutes(apiKeys: ApiKeysService, findUser: FindUser) {
  * answers). It drafts no event, so it needs no actor.
  */
 export function verifyApiKeyDirectly(apiKeys: ApiKeysService): DirectPost {
-  const body = TypeCompiler.Compile(VerifyApiKeyBody);
+  // The route's schema but for uniqueItems, which TypeBox checks by hashing each item (about 1.2 µs
+  // of a verify's 15 in process); scopes are strings once the rest holds, so a Set decides it alike.
+  const { scopes } = VerifyApiKeyBody.properties;
+  const shape = TypeCompiler.Compile(t.Object({ ...VerifyApiKeyBody.properties, scopes: t.Optional(t.Array(scopes.items, { maxItems: scopes.maxItems })) }));
+  const valid = (value: unknown): value is typeof VerifyApiKeyBody.static =>
+    shape.Check(value) && (value.scopes === undefined || new Set(value.scopes).size === value.scopes.length);
   return {
     path: '/verify-api-key',
     operationId: 'verifyApiKey',
     answer: (value) => {
-      if (!body.Check(value)) throw new AppError('INVALID_DATA');
-      return apiKeys.verify(value.key, value.scopes).then(jsonResponse);
+      if (!valid(value)) throw new AppError('INVALID_DATA');
+      const verified = apiKeys.verify(value.key, value.scopes);
+      return verified instanceof Promise ? verified.then(jsonResponse) : jsonResponse(verified);
     },
   };
 }

@@ -74,20 +74,25 @@ export function createApiKeysService({ store, clock, countVerify }: ApiKeysDeps)
     /**
      * A malformed key is refused before any storage is read; a well-formed one costs one lookup by id
      * and a constant-time comparison. last_used_at is written only when it is a minute old or more.
+     * A store that answers at once (SQLite) gives the view, not a Promise: the verify is a hot path.
      */
-    async verify(key: string, required: readonly string[] = []): Promise<VerifiedApiKeyView> {
+    verify(key: string, required: readonly string[] = []): VerifiedApiKeyView | Promise<VerifiedApiKeyView> {
       const parsed = parseApiKey(key);
       if (parsed === undefined) return refuse('invalid');
-      const found = await store.findWithOwner(parsed.id);
-      const time = now();
-      const { key: record, owner } = judge(found, parsed.secret, required, time);
-      let lastUsedAt = record.lastUsedAt;
-      if ((lastUsedAt === null || lastUsedAt <= time - LAST_USED_INTERVAL_SECONDS) && (await store.recordUse(record.id, time, LAST_USED_INTERVAL_SECONDS))) {
-        lastUsedAt = time;
-      }
-      countVerify?.('valid');
-      return { api_key: toApiKeyView({ ...record, lastUsedAt }), user: toUserView(owner, time) };
+      const found = store.findWithOwner(parsed.id);
+      return found instanceof Promise ? found.then((f) => conclude(f, parsed.secret, required)) : conclude(found, parsed.secret, required);
     },
   };
+
+  function conclude(found: KeyWithOwner | undefined, secret: string, required: readonly string[]): VerifiedApiKeyView | Promise<VerifiedApiKeyView> {
+    const time = now();
+    const { key: record, owner } = judge(found, secret, required, time);
+    const answer = (lastUsedAt: number | null): VerifiedApiKeyView => {
+      countVerify?.('valid');
+      return { api_key: toApiKeyView({ ...record, lastUsedAt }), user: toUserView(owner, time) };
+    };
+    if (record.lastUsedAt !== null && record.lastUsedAt > time - LAST_USED_INTERVAL_SECONDS) return answer(record.lastUsedAt);
+    return store.recordUse(record.id, time, LAST_USED_INTERVAL_SECONDS).then((written) => answer(written ? time : record.lastUsedAt));
+  }
 }
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;

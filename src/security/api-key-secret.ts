@@ -33,11 +33,11 @@ export function parseApiKey(key: string): { id: string; secret: string } | undef
   return { id: match[1]!, secret: match[2]! };
 }
 
-/** Both sides are 64 hex digits: equal lengths, so timingSafeEqual compares them whole. */
+/** The digests' 32 bytes, compared whole by timingSafeEqual (a stored hash is 64 hex digits, isSecretHash). */
 export function secretMatches(secret: string, storedHash: string): boolean {
-  const given = Buffer.from(secretHash(secret));
-  const stored = Buffer.from(storedHash);
-  return given.length === stored.length && timingSafeEqual(given, stored);
+  const given = Bun.SHA256.hash(secret) as Uint8Array;
+  const stored = Buffer.from(storedHash, 'hex');
+  return stored.length === given.length && timingSafeEqual(given, stored);
 }
 
 /** Whether a stored hash has the shape secretMatches expects (import checks it). */
