@@ -5,6 +5,7 @@ import { apiKeys, users, type ApiKeyRow } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
 import type { DisabledState, UserViewColumns } from '../users/model';
+import { viewColumnsOf, type ViewRow } from '../users/store';
 
 /** An end-user API key as stored (API.md §18): never the key, only the SHA-256 of its random part. */
 export interface ApiKeyRecord {
@@ -63,8 +64,8 @@ const ofUser = (userId: string, keyId: string) => and(eq(apiKeys.id, keyId), eq(
 const placeholder = sql.placeholder;
 const ownerState = { disabled: users.disabled, disabledUntil: users.disabledUntil };
 
-/** A key with its owner's view columns as bun:sqlite answers them, by column name (booleans as 0 or 1). */
-interface KeyOwnerRow {
+/** A key with its owner's view columns as bun:sqlite answers them, by column name: the owner's created_at renamed, null without an owner. */
+type KeyOwnerRow = Omit<ViewRow, 'id' | 'created_at'> & {
   id: string;
   user_id: string;
   name: string;
@@ -75,13 +76,7 @@ interface KeyOwnerRow {
   expires_at: number | null;
   last_used_at: number | null;
   owner_created_at: number | null;
-  email: string | null;
-  email_verified: number;
-  registered_totp: number;
-  passkey_count: number;
-  disabled: number;
-  disabled_until: number | null;
-}
+};
 
 /** The owner's column, by a subquery on the primary key: see sqliteApiKeyStore. */
 const ofOwner = (column: Column, as: string) => sql`(select ${column} from ${users} where ${users.id} = ${apiKeys.userId})`.as(as);
@@ -125,7 +120,7 @@ export function sqliteApiKeyStore(db: Db, append: AppendEvents): ApiKeyStore {
       // A key always has its owner (the foreign key cascades); should one not, it is no key.
       if (row === null || row.owner_created_at === null) return undefined;
       const key = { id: row.id, userId: row.user_id, name: row.name, scopes: splitScopes(row.scopes), secretHash: row.secret_hash, start: row.start, createdAt: row.created_at, expiresAt: row.expires_at, lastUsedAt: row.last_used_at };
-      const owner = { id: row.user_id, createdAt: row.owner_created_at, email: row.email, emailVerified: row.email_verified === 1, registeredTotp: row.registered_totp, passkeyCount: row.passkey_count, disabled: row.disabled === 1, disabledUntil: row.disabled_until };
+      const owner = viewColumnsOf({ ...row, id: row.user_id, created_at: row.owner_created_at });
       return { key, owner };
     },
     insert: async (record, maxPerUser, events, refuses) =>

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../db/constraints';
 import { counters, users } from '../db/schema';
 import type { EventDraft } from '../events/model';
 import type { AppendEvents } from '../events/store';
-import { toUserView, type ListOptions, type UserView } from './model';
+import { toUserView, type ListOptions, type UserView, type UserViewColumns } from './model';
 
 /** A user as stored, with its hashes; never leaves the service layer. */
 export interface UserRecord {
@@ -66,7 +66,7 @@ const viewColumns = {
   disabledUntil: users.disabledUntil,
 };
 /** A view's row as bun:sqlite answers it, by column name (booleans as 0 or 1). */
-interface ViewRow {
+export interface ViewRow {
   id: string;
   created_at: number;
   email: string | null;
@@ -76,6 +76,16 @@ interface ViewRow {
   disabled: number;
   disabled_until: number | null;
 }
+export const viewColumnsOf = (row: ViewRow): UserViewColumns => ({
+  id: row.id,
+  createdAt: row.created_at,
+  email: row.email,
+  emailVerified: row.email_verified === 1,
+  registeredTotp: row.registered_totp,
+  passkeyCount: row.passkey_count,
+  disabled: row.disabled === 1,
+  disabledUntil: row.disabled_until,
+});
 // instr() instead of LIKE, so `%` and `_` in the query are literal characters.
 const emailContains = sql`instr(${users.email}, ${sql.placeholder('query')}) > 0`;
 const emailIs = eq(users.email, sql.placeholder('email'));
@@ -145,20 +155,7 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   return {
     findView(id, now) {
       const row = viewById.get(id);
-      if (row === null) return undefined;
-      return toUserView(
-        {
-          id: row.id,
-          createdAt: row.created_at,
-          email: row.email,
-          emailVerified: row.email_verified === 1,
-          registeredTotp: row.registered_totp,
-          passkeyCount: row.passkey_count,
-          disabled: row.disabled === 1,
-          disabledUntil: row.disabled_until,
-        },
-        now,
-      );
+      return row === null ? undefined : toUserView(viewColumnsOf(row), now);
     },
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),
