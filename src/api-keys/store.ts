@@ -120,7 +120,7 @@ export function sqliteApiKeyStore(db: Db, append: AppendEvents): ApiKeyStore {
       // A key always has its owner (the foreign key cascades); should one not, it is no key.
       if (row === null || row.owner_created_at === null) return undefined;
       const key = { id: row.id, userId: row.user_id, name: row.name, scopes: splitScopes(row.scopes), secretHash: row.secret_hash, start: row.start, createdAt: row.created_at, expiresAt: row.expires_at, lastUsedAt: row.last_used_at };
-      const owner = viewColumnsOf({ ...row, id: row.user_id, created_at: row.owner_created_at });
+      const owner = viewColumnsOf(row, row.user_id, row.owner_created_at);
       return { key, owner };
     },
     insert: async (record, maxPerUser, events, refuses) =>

@@ -76,9 +76,10 @@ export interface ViewRow {
   disabled: number;
   disabled_until: number | null;
 }
-export const viewColumnsOf = (row: ViewRow): UserViewColumns => ({
-  id: row.id,
-  createdAt: row.created_at,
+/** `id` and `createdAt` apart, for rows that name them otherwise (the API-key store's owner columns). */
+export const viewColumnsOf = (row: Omit<ViewRow, 'id' | 'created_at'>, id: string, createdAt: number): UserViewColumns => ({
+  id,
+  createdAt,
   email: row.email,
   emailVerified: row.email_verified === 1,
   registeredTotp: row.registered_totp,
@@ -155,7 +156,7 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
   return {
     findView(id, now) {
       const row = viewById.get(id);
-      return row === null ? undefined : toUserView(viewColumnsOf(row), now);
+      return row === null ? undefined : toUserView(viewColumnsOf(row, row.id, row.created_at), now);
     },
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),
