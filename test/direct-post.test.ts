@@ -38,9 +38,12 @@ describe('POST /verify-api-key answered directly, as its route answers', () => {
       observe: (method, route, status) => into.push({ observed: [method, route, status] }),
       observeCaller: (name) => into.push({ caller: name }),
     });
-  const direct = outer(seen.direct, true);
-  const routed = outer(seen.routed, false);
-  const wired = createHandler(h.app, h.services, { keys: ring, log: ({ request_id: _id, ms: _ms, ...line }) => seen.wired.push({ log: line }) });
+  // Built once the harness is ready: on PostgreSQL its instances come up asynchronously.
+  const handlers = h.ready.then(() => ({
+    direct: outer(seen.direct, true),
+    routed: outer(seen.routed, false),
+    wired: createHandler(h.app, h.services, { keys: ring, log: ({ request_id: _id, ms: _ms, ...line }) => seen.wired.push({ log: line }) }),
+  }));
 
   type Body = string | Uint8Array | (() => ReadableStream<Uint8Array>);
   async function answer(handle: (request: Request) => Response | Promise<Response>, body: Body, auth: string, sized: boolean) {
@@ -52,7 +55,7 @@ describe('POST /verify-api-key answered directly, as its route answers', () => {
   }
 
   test('every body, caller and framing: the same answer, log line and observation as through the route', async () => {
-    await h.ready;
+    const { direct, routed, wired } = await handlers;
     const user = await h.createUser();
     const create = async (body: Record<string, unknown>) => (await h.call('POST', `/users/${user.id}/api-keys`, { body: { name: 'k', ...body } })).json.key as string;
     const key = await create({ scopes: ['repo:read'] });
