@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test';
+import { generateTotpCode, parseTotpKey } from '../src/security/totp';
 import { eventsDuring, expectNoneOf, summary, tableTexts } from './support/events';
 import { createHarness, expectError, type Harness } from './support/harness';
+import { passkeyHarness, registered, softAuthenticator } from './support/passkeys';
 import { parseSamples } from './support/prom-text';
 import { rowOf, rowsOf, snapshot } from './support/rows';
 
@@ -182,6 +184,24 @@ describe('verifying keys', () => {
     await h.call('POST', `/users/${user.id}/disable`, { body: {} });
     expectError(await verify(h, key), 400, 'API_KEY_EXPIRED');
     expect((await list(h, user.id)).map((k: Created) => k.expires_at)).toEqual([seconds(h)]);
+  }, 30_000);
+
+  test("the user in the answer is the user GET /users/{id} shows, with every field away from its default", async () => {
+    const h = passkeyHarness();
+    const user = await h.createUser({ email: 'grace@example.com' });
+    const { key } = await createKey(h, user.id);
+    const requested = await h.call('POST', `/users/${user.id}/email-verification-request`);
+    expect((await h.call('POST', `/users/${user.id}/verify-email`, { body: { code: requested.json.code } })).status).toBe(204);
+    const totpKey = Buffer.alloc(20, 7).toString('base64');
+    const code = generateTotpCode(parseTotpKey(totpKey)!, h.now());
+    expect((await h.call('POST', `/users/${user.id}/register-totp`, { body: { key: totpKey, code } })).status).toBe(200);
+    await registered(h, user.id, softAuthenticator());
+    await registered(h, user.id, softAuthenticator());
+    const shown = (await h.call('GET', `/users/${user.id}`)).json;
+    expect(shown).toMatchObject({ email: 'grace@example.com', email_verified: true, registered_totp: true, passkey_count: 2, disabled: false });
+    const res = await verify(h, key);
+    expect(res.status).toBe(200);
+    expect(res.json.user).toEqual(shown);
   }, 30_000);
 
   test("a disabled user's keys answer USER_DISABLED, last, and work again once enabled", async () => {
