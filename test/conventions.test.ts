@@ -329,9 +329,9 @@ describe('unexpected failures → 500 UNKNOWN_ERROR', () => {
     try {
       // Without NODE_ENV=production Bun would otherwise be in development mode.
       expect(server.development).toBe(false);
-      // The request handler catches its own failures; a fetch that throws stands in for one that would not.
+      // The request handler catches its own failures; a fetch that throws stands in for one that would not (GET / is no Bun route: it reaches fetch).
       server.reload({ fetch: () => { throw new TypeError('escaped the handler'); } } as Parameters<typeof server.reload>[0]);
-      const response = await fetch(`http://127.0.0.1:${server.port}/users`, { headers: { authorization: SECRET } });
+      const response = await fetch(`http://127.0.0.1:${server.port}/`, { headers: { authorization: SECRET } });
       expect(response.status).toBe(500);
       expect(await response.text()).toBe('{"error":"UNKNOWN_ERROR"}');
       expect(response.headers.get('content-type')).toBe('application/json');

@@ -92,6 +92,22 @@ describe('GET /users/{id} through Bun.serve routes', () => {
   });
 });
 
+describe('GET /users?email= through Bun.serve routes', () => {
+  test('answers every kind of query string, and every other method on /users, as the fetch handler does', async () => {
+    const email = `routes-${Date.now()}@example.com`;
+    const response = await fetch(`${base}/users`, { method: 'POST', headers: { ...headers(SECRET), 'content-type': 'application/json' }, body: JSON.stringify({ password: STRONG_PASSWORD, email }) });
+    expect(response.status).toBe(200);
+    const queries = [`?email=${email}`, `?email=${email.toUpperCase()}`, '?email=nobody@example.com', '?email=', '?email=a%zz', `?email=${email}&page=2`, '?per_page=1', ''];
+    for (const query of queries) {
+      for (const method of ['GET', 'HEAD', 'DELETE', 'PUT']) {
+        const path = `/users${query}`;
+        expect({ path, method, ...(await overHttp(method, path)) }).toEqual({ path, method, ...(await viaFetchHandler(method, path)) });
+      }
+    }
+    expect(JSON.parse((await overHttp('GET', `/users?email=${email}`)).body)).toHaveLength(1);
+  });
+});
+
 /** The server's answer, once its body (of the Content-Length it announces) has arrived. */
 function rawRequest(text: string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -17,6 +17,18 @@ export interface DirectRead {
 export const PLAIN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
+ * A GET of exactly `path` whose query string (`?…`, or '' for none) `takes` accepts, answered
+ * without Elysia as a DirectRead is, with that query string; other queries go to the app's route,
+ * the reference the direct answers are tested against.
+ */
+export interface DirectQuery {
+  path: string;
+  operationId: string;
+  takes: (search: string) => boolean;
+  answer: (search: string) => Response | Promise<Response>;
+}
+
+/**
  * A POST to `path` whose whole input is its JSON body, answered without Elysia as a DirectRead is.
  * `answer` gets the value the route would validate (conventions.ts's rules: not UTF-8, not JSON or
  * nested too deep arrive as text) and must hold it to the route's own schema, INVALID_DATA else.

@@ -6,7 +6,7 @@ import { withCommonHeaders } from './headers';
 import { AccessLine, failureOf, type Logger } from './log';
 import { routeTemplateOf } from './route-label';
 import { generateId } from '../security/random';
-import { type DirectPost, type DirectRead, PLAIN_ID, type RoutedRequest } from './direct-routes';
+import { type DirectPost, type DirectQuery, type DirectRead, PLAIN_ID, type RoutedRequest } from './direct-routes';
 import { isPublic, pathOf, pathStartOf, withRoutableUrl } from './request-path';
 
 /** Request ids only need to be unique, not secret: a random per-process prefix and a counter. */
@@ -35,6 +35,7 @@ export function createRequestHandler(options: {
   docs: boolean;
   directReads?: DirectRead[];
   directPosts?: DirectPost[];
+  directQueries?: DirectQuery[];
   /** Told every answered request, with the template of the route it reached (undefined: none). */
   observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
   /** Told the name of the caller of every request that carried a known credential. */
@@ -42,6 +43,8 @@ export function createRequestHandler(options: {
 }): RequestHandler {
   const { observe, observeCaller, log, directReads = [] } = options;
   const directPosts = new Map((options.directPosts ?? []).map((post) => [post.path, post]));
+  // A direct query is read like a direct read whose "id" is the query string.
+  const directQueries = new Map((options.directQueries ?? []).map((query) => [query.path, { ...query, prefix: query.path, template: query.path }]));
 
   const handle = (request: Request): Response | Promise<Response> => {
     const started = performance.now();
@@ -52,6 +55,9 @@ export function createRequestHandler(options: {
     if (caller instanceof Response) return caller;
     const direct = request.method === 'GET' ? directReadOf(path) : undefined;
     if (direct !== undefined) return readDirectly(request, path, started, direct.read, direct.id, caller);
+    const query = request.method === 'GET' ? directQueries.get(path) : undefined;
+    const search = query === undefined ? '' : searchOf(url);
+    if (query !== undefined && query.takes(search)) return readDirectly(request, path, started, query, search, caller);
     const post = request.method === 'POST' ? directPosts.get(path) : undefined;
     if (post !== undefined) return postDirectly(request, started, post, caller);
     // Only the router reads the URL itself; the direct reads use the path found above.
@@ -85,6 +91,17 @@ export function createRequestHandler(options: {
       },
     ]),
   );
+  for (const query of directQueries.values()) {
+    routes[query.path] = {
+      GET(request: RoutedRequest) {
+        const search = searchOf(request.url);
+        if (request.method !== 'GET' || !query.takes(search)) return handle(request);
+        const started = performance.now();
+        const caller = admit(request, query.path, started);
+        return caller instanceof Response ? caller : readDirectly(request, query.path, started, query, search, caller);
+      },
+    };
+  }
   for (const post of directPosts.values()) {
     routes[post.path] = {
       POST(request: Request) {
@@ -176,6 +193,12 @@ export function createRequestHandler(options: {
     const failure = failureOf(request);
     if (failure !== undefined) log({ level: 'error', request_id: requestId, ...failure });
   }
+}
+
+/** The query string with its `?`, or '' for none. */
+function searchOf(url: string): string {
+  const at = url.indexOf('?');
+  return at < 0 ? '' : url.slice(at);
 }
 
 /** Refused before its body was read: closing the connection stops a client still uploading it. */

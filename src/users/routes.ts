@@ -19,6 +19,26 @@ export function readUser(users: UsersService, id: string): Response | Promise<Re
 }
 const userAnswer = (view: UserView | undefined) => (view === undefined ? errorResponse('NOT_FOUND') : jsonResponse(view));
 
+/**
+ * GET /users's answer for the query string `search`, for its route and for the outer handler's direct
+ * lookup by address (src/app.ts). `url` is the request's, for the next page's Link: a lookup by
+ * address alone never has a next page, so that caller may pass ''.
+ */
+export async function listUsers(users: UsersService, search: string, url: string): Promise<Response> {
+  const options = parseListQuery(new URLSearchParams(search));
+  const { items, total, more } = await users.list(options);
+  const headers: Record<string, string> = { 'x-pagination-total': String(total), 'x-pagination-total-pages': String(Math.ceil(total / options.perPage)) };
+  const last = items.at(-1);
+  if (more && last !== undefined) {
+    const cursor = nextCursor(options, { createdAt: last.created_at, id: last.id });
+    headers['x-pagination-next-cursor'] = cursor;
+    headers['link'] = nextLink(url, { per_page: String(options.perPage), cursor });
+  }
+  return jsonResponse(items, headers);
+}
+/** The query strings the direct lookup serves: the address alone, the support tool's lookup (API.md §14). */
+export const isLookupByEmail = (search: string): boolean => /^\?email=[^&]*$/.test(search);
+
 export function usersRoutes(users: UsersService) {
   const collection = new Elysia()
     .post(
@@ -45,19 +65,7 @@ export function usersRoutes(users: UsersService) {
     )
     .get(
       '/users',
-      async ({ request, set }) => {
-        const options = parseListQuery(new URL(request.url).searchParams);
-        const { items, total, more } = await users.list(options);
-        set.headers['x-pagination-total'] = String(total);
-        set.headers['x-pagination-total-pages'] = String(Math.ceil(total / options.perPage));
-        const last = items.at(-1);
-        if (more && last !== undefined) {
-          const cursor = nextCursor(options, { createdAt: last.created_at, id: last.id });
-          set.headers['x-pagination-next-cursor'] = cursor;
-          set.headers['link'] = nextLink(request.url, { per_page: String(options.perPage), cursor });
-        }
-        return items;
-      },
+      ({ request }) => listUsers(users, new URL(request.url).search, request.url),
       {
         query: ListUsersQuery,
         ...documented({

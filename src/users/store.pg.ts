@@ -5,7 +5,7 @@ import { inTransaction } from '../db/pg-transaction';
 import { counters, users } from '../db/pg-schema';
 import type { AppendEventsPg } from '../events/store.pg';
 import { toUserView, type ListOptions } from './model';
-import { afterCursor, pageValues, type UserStore } from './store';
+import { afterCursor, exactPage, isExactLookup, pageValues, type UserStore } from './store';
 
 const viewColumns = {
   id: users.id,
@@ -50,6 +50,7 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
   const viewById = db.select(viewColumns).from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_view_by_id');
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_by_email');
+  const viewByEmail = db.select(viewColumns).from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_view_by_email');
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare('users_total');
   const counts = new Map<string, ReturnType<typeof prepareCount>>();
   const matching = (options: ListOptions) => {
@@ -112,6 +113,10 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
       }),
     async list(options, now) {
       if (options.email === 'none') return { items: [], total: 0, more: false };
+      if (isExactLookup(options)) {
+        const [row] = await viewByEmail.execute({ email: options.email });
+        return exactPage(row && toUserView(row, now), options);
+      }
       const filters = { query: options.emailQuery, email: options.email };
       const [rows, counted] = await Promise.all([
         page(options).execute(pageValues(options)),
