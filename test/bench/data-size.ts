@@ -140,6 +140,8 @@ async function onEngine(engine: Engine, users: number, dir: string, pg: Postgres
 export async function dataSizeBench(dir: string, settings: LoadSettings, log: (m: string) => void): Promise<DataSizeReport> {
   const users = Number(process.env.BENCH_USERS ?? 1_000_000);
   const sqlite = await onEngine('SQLite', users, dir, null, settings, log);
+  // BENCH_DATA_SIZE_SQLITE_ONLY=1 leaves PostgreSQL out, for a quick look at SQLite.
+  if (process.env.BENCH_DATA_SIZE_SQLITE_ONLY !== undefined) return sqlite;
   const availability = await postgresAvailability();
   if (!availability.ok) return { lines: [...sqlite.lines, `\nPostgreSQL: skipped (${availability.reason})`], targets: sqlite.targets };
   const pg = await startPostgres();
