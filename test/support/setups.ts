@@ -43,8 +43,15 @@ export function sharedEngines(): Promise<{ pg: PostgresServer; redis: RedisServe
   return engines;
 }
 
-/** Called once after every test file (test/support/preload.ts). */
+/**
+ * Called once after every test file (test/support/preload.ts). The harnesses still open are closed
+ * first: stopping the engines under their pools and background work (sweeps, event polls) failed a
+ * query in flight with an unhandled "Connection closed", now and then, at the end of a run.
+ */
 export async function closeSharedEngines(): Promise<void> {
+  const open = [...tenants];
+  tenants.clear();
+  await Promise.all(open.map((tenant) => tenant.close()));
   const started = await engines?.catch(() => undefined);
   await Promise.all([started?.pg.close(), started?.redis.close()]);
 }
