@@ -3,7 +3,9 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beginBulkWrites, pacedWrites, type WritePacing } from '../src/db/bulk';
 import { backgroundCheckpointer, type Checkpointer } from '../src/db/checkpointer';
-import { openDatabase } from '../src/db/client';
+import { openDatabase, SERVER_PAGE_CACHE_KIB } from '../src/db/client';
+import { parseServeConfig } from '../src/cli/config';
+import { openStorage } from '../src/cli/storage';
 import { tempDirsOfThisFile } from './support/server-process';
 
 const tempDir = tempDirsOfThisFile();
@@ -144,4 +146,18 @@ test('after a catch-up the next transaction writes the WAL from its start again'
   expect(walSize()).toBeGreaterThan(afterOne + 50 * 4096);
   await checkpointer.close();
   endBulkWrites();
+});
+
+test("the server's connection has the large page cache; the commands' (import, export, backup) keep SQLite's 2 MiB default", async () => {
+  const dir = tempDir();
+  const storage = await openStorage(parseServeConfig(['--dir', dir, '--secret', 'page-cache-secret-0123456789'], {}), { webhookOutbox: false, onOutboxWrite: () => {} });
+  try {
+    expect(storage.sqlite!.$client.query('PRAGMA cache_size').get()).toEqual({ cache_size: -SERVER_PAGE_CACHE_KIB });
+  } finally {
+    await storage.close();
+  }
+  // As src/cli/transfer.ts opens it: under the server's cache a million-user import peaked at 179 MB, over its 150.
+  const tool = openDatabase(dir).$client;
+  expect(tool.query('PRAGMA cache_size').get()).toEqual({ cache_size: -2000 });
+  tool.close();
 });

@@ -10,25 +10,31 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const DATABASE_FILE = 'gatehouse.db';
-/** Negative: KiB, as SQLite reads cache_size. */
-const PAGE_CACHE_KIB = -65_536;
+/**
+ * The server's page cache: 64 MiB instead of SQLite's 2 MiB, filled only as pages are read. With a
+ * million users the 2 MiB held no working set, and a read by random id ran at 0.55 of its rate at
+ * 1,000 users (about 0.79 with this; docs/benchmarks.md, "Data size"). A memory map did as well but
+ * counts the file's pages in the server's RSS (280 MB after that bench, against 176 with this).
+ * The commands keep SQLite's default and size their own for the bulk work (db/bulk.ts): under this
+ * one an import of a million users peaked at 179 MB instead of 151, and took 24 s instead of 19.
+ */
+export const SERVER_PAGE_CACHE_KIB = 65_536;
 
 /** Where `openDatabase(dir)` keeps the database. */
 export const databasePath = (dir: string): string => join(dir, DATABASE_FILE);
 
-/** Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is null. */
-export function openDatabase(dir: string | null): Db {
+/**
+ * Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is
+ * null; with SQLite's own page cache unless `pageCacheKib` says otherwise.
+ */
+export function openDatabase(dir: string | null, options: { pageCacheKib?: number } = {}): Db {
   const sqlite = new Database(dir === null ? ':memory:' : prepareFile(dir), { strict: true });
   sqlite.exec('PRAGMA journal_mode = WAL');
   sqlite.exec('PRAGMA busy_timeout = 5000');
   // FULL makes every acknowledged commit durable across power loss, not only across crashes.
   sqlite.exec('PRAGMA synchronous = FULL');
   sqlite.exec('PRAGMA foreign_keys = ON');
-  // 64 MiB of pages instead of SQLite's 2 MiB, filled only as pages are read: with a million users
-  // the 2 MiB held no working set, and a read by random id ran at 0.55 of its rate at 1,000 users
-  // (about 0.79 with this; docs/benchmarks.md, "Data size"). A memory map did as well but counts
-  // the file's pages in the server's RSS (280 MB after that bench, against 176 with this).
-  sqlite.exec(`PRAGMA cache_size = ${PAGE_CACHE_KIB}`);
+  if (options.pageCacheKib !== undefined) sqlite.exec(`PRAGMA cache_size = -${options.pageCacheKib}`); // negative: KiB
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db);
   return db;
