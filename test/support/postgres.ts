@@ -69,8 +69,12 @@ export async function postgresAvailability(): Promise<Availability> {
   return { ok: true };
 }
 
-/** initdb into a new temporary directory and start the cluster. Call postgresAvailability first. */
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * initdb into a new temporary directory and start the cluster. Call postgresAvailability first.
+ * `sharedBuffers`: the tests' 64MB, or a bench's cache sized for its data (PostgreSQL's docs start a
+ * dedicated server at a quarter of its memory).
+ */
+export async function startPostgres(options: { sharedBuffers?: string } = {}): Promise<PostgresServer> {
   const binDir = findBinDir();
   if (binDir === undefined) throw new Error('PostgreSQL is not installed: call postgresAvailability() first');
   const runAs = isRoot() ? systemUser(SUPERUSER) : undefined;
@@ -91,7 +95,7 @@ export async function startPostgres(): Promise<PostgresServer> {
         '-c', 'listen_addresses=127.0.0.1',
         // Test data is thrown away, so durability settings only cost time.
         '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-        '-c', 'max_connections=300', '-c', 'shared_buffers=64MB',
+        '-c', 'max_connections=300', '-c', `shared_buffers=${options.sharedBuffers ?? '64MB'}`,
       ],
       { ready: /database system is ready to accept connections/, runAs },
     );
