@@ -1,6 +1,7 @@
 // Issue 37 in `bun run bench` (alone: BENCH_ONLY=data-size): the same reads at 1,000 users and at
 // BENCH_USERS (default 1,000,000) imported with random ids and emails, on SQLite and PostgreSQL, each
-// read as a ratio of its rate at 1,000 users, in one run.
+// read as a ratio of its rate at 1,000 users, in one run; both sizes are served at once, so the reads
+// near their targets alternate the sizes in BENCH_DATA_SIZE_ROUNDS rounds (default 3).
 import { Database } from 'bun:sqlite';
 import { SQL } from 'bun';
 import { rmSync } from 'node:fs';
@@ -21,12 +22,6 @@ const SAMPLE = 20_000;
 const PG_SHARED_BUFFERS = '1GB';
 
 type Engine = 'SQLite' | 'PostgreSQL';
-interface SizeResult {
-  users: number;
-  importPerSecond: number;
-  rows: Map<string, Row>;
-  rssAfterMb: number;
-}
 
 const count = (n: number) => n.toLocaleString('en');
 const rate = (row: Row | undefined) => row?.load?.requestsPerSecond ?? NaN;
@@ -59,7 +54,16 @@ async function pathsFile(file: string, paths: string[], settings: LoadSettings):
   return file;
 }
 
-async function oneSize(engine: Engine, users: number, dir: string, pg: PostgresServer | null, settings: LoadSettings, log: (m: string) => void): Promise<SizeResult> {
+/** One size on one engine, imported and served, with the requests of every scenario. */
+interface Prepared {
+  users: number;
+  importPerSecond: number;
+  server: RunningServer;
+  scenarios: [string, Request][];
+  stop(): Promise<void>;
+}
+
+async function prepare(engine: Engine, users: number, dir: string, pg: PostgresServer | null, settings: LoadSettings, log: (m: string) => void): Promise<Prepared> {
   const label = `${engine}, ${count(users)} users`;
   const file = join(dir, `generated-${users}.ndjson`);
   log(`${label}: writing the lines`);
@@ -72,7 +76,10 @@ async function oneSize(engine: Engine, users: number, dir: string, pg: PostgresS
   rmSync(file);
   const picked = await sample(engine, database?.url ?? dataDir);
   const server: RunningServer = await startGatehouse(dataDir, SECRET, database === null ? [] : ['--database-url', database.url]);
-  const rows = new Map<string, Row>();
+  const stop = async () => {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     const headers = { authorization: SECRET };
     const lastPage = Math.ceil(users / PER_PAGE);
@@ -81,28 +88,54 @@ async function oneSize(engine: Engine, users: number, dir: string, pg: PostgresS
     if (cursor === null) throw new Error(`${label}: no cursor for the last page`);
     // A piece of a random address: as selective as a support tool's search for part of a name.
     const query = picked[0]!.email.slice(0, 3);
+    const paths = (name: string, of: (u: { id: string; email: string }) => string) => pathsFile(join(dir, `${engine}-${users}-${name}.txt`), picked.map(of), settings);
     const scenarios: [string, Request][] = [
-      ['GET /users/{id}, random ids', { url: server.baseUrl, headers, pathsFile: await pathsFile(join(dir, 'ids.txt'), picked.map((u) => `/users/${u.id}`), settings) }],
-      ['GET /users?email=, random addresses', { url: server.baseUrl, headers, pathsFile: await pathsFile(join(dir, 'emails.txt'), picked.map((u) => `/users?email=${encodeURIComponent(u.email)}`), settings) }],
-      [`GET /users per_page=${PER_PAGE}, page 1`, { url: `${server.baseUrl}/users?per_page=${PER_PAGE}`, headers }],
-      [`GET /users per_page=${PER_PAGE}, last page by cursor`, { url: `${server.baseUrl}/users?per_page=${PER_PAGE}&cursor=${cursor}`, headers }],
+      [BY_ID, { url: server.baseUrl, headers, pathsFile: await paths('ids', (u) => `/users/${u.id}`) }],
+      [BY_EMAIL, { url: server.baseUrl, headers, pathsFile: await paths('emails', (u) => `/users?email=${encodeURIComponent(u.email)}`) }],
+      [PAGE_1, { url: `${server.baseUrl}/users?per_page=${PER_PAGE}`, headers }],
+      [LAST_BY_CURSOR, { url: `${server.baseUrl}/users?per_page=${PER_PAGE}&cursor=${cursor}`, headers }],
       // The slow ones last: PostgreSQL may still be working off their queued queries when wrk stops.
       [`GET /users per_page=${PER_PAGE}, last page by page=`, { url: `${server.baseUrl}/users?per_page=${PER_PAGE}&page=${lastPage}`, headers }],
       [`GET /users per_page=${PER_PAGE}, email_query of 3 characters`, { url: `${server.baseUrl}/users?per_page=${PER_PAGE}&email_query=${encodeURIComponent(query)}`, headers }],
     ];
-    for (const [name, request] of scenarios) {
-      log(`${label}: ${name}`);
-      await runWrk(request, { ...settings, seconds: 1 });
-      await waitForIdle(server.pid);
-      const { result, peakRssMb } = await withPeakRss(server.pid, () => runWrk(request, settings));
-      rows.set(name, { scenario: `${name} (${label})`, load: result, peakRssMb });
-      await waitForIdle(server.pid);
-    }
-    return { users, importPerSecond: users / imported.seconds, rows, rssAfterMb: readMemory(server.pid)?.rssMb ?? NaN };
-  } finally {
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    return { users, importPerSecond: users / imported.seconds, server, scenarios, stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
+}
+
+const BY_ID = 'GET /users/{id}, random ids';
+const BY_EMAIL = 'GET /users?email=, random addresses';
+const PAGE_1 = `GET /users per_page=${PER_PAGE}, page 1`;
+const LAST_BY_CURSOR = `GET /users per_page=${PER_PAGE}, last page by cursor`;
+/** The reads whose ratios sit near their targets: measured in rounds that alternate the sizes, as the machine's speed drifts. */
+const IN_ROUNDS = new Set([BY_ID, BY_EMAIL, PAGE_1, LAST_BY_CURSOR]);
+
+/**
+ * Every scenario on both servers, small then large, ROUNDS times for those IN_ROUNDS (once for the
+ * others); each size's rate is the mean of its rounds.
+ */
+async function measureSizes(small: Prepared, large: Prepared, settings: LoadSettings, log: (m: string) => void) {
+  const rounds = Number(process.env.BENCH_DATA_SIZE_ROUNDS ?? 3);
+  const rows = new Map<string, { small: Row; large: Row; ratios: number[] }>();
+  for (const [index, [name]] of small.scenarios.entries()) {
+    const runs: { small: Row[]; large: Row[] } = { small: [], large: [] };
+    for (let round = 1; round <= (IN_ROUNDS.has(name) ? rounds : 1); round++) {
+      for (const [size, prepared] of [['small', small], ['large', large]] as const) {
+        const request = prepared.scenarios[index]![1];
+        log(`${count(prepared.users)} users: ${name} (round ${round})`);
+        if (round === 1) await runWrk(request, { ...settings, seconds: 1 });
+        await waitForIdle(prepared.server.pid);
+        const { result, peakRssMb } = await withPeakRss(prepared.server.pid, () => runWrk(request, settings));
+        runs[size].push({ scenario: name, load: result, peakRssMb });
+        await waitForIdle(prepared.server.pid);
+      }
+    }
+    const meanOf = (of: Row[]): Row => ({ ...of[0]!, load: { ...of[0]!.load!, requestsPerSecond: of.reduce((sum, row) => sum + rate(row), 0) / of.length, errors: of.reduce((sum, row) => sum + row.load!.errors, 0) } });
+    rows.set(name, { small: meanOf(runs.small), large: meanOf(runs.large), ratios: runs.large.map((row, i) => rate(row) / rate(runs.small[i]!)) });
+  }
+  return rows;
 }
 
 function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
@@ -116,23 +149,37 @@ export interface DataSizeReport {
 
 /** Both sizes on one engine, and the ratios of the large one to the small one. */
 async function onEngine(engine: Engine, users: number, dir: string, pg: PostgresServer | null, settings: LoadSettings, log: (m: string) => void) {
-  const small = await oneSize(engine, SMALL, dir, pg, settings, log);
-  const large = await oneSize(engine, users, dir, pg, settings, log);
-  const cache = engine === 'SQLite' ? 'the server\'s 64 MiB page cache' : `shared_buffers ${PG_SHARED_BUFFERS}`;
-  const lines = [`\n${engine}: ${count(SMALL)} users against ${count(users)} (random ids and emails, imported; ${cache})`, '', `| Read | ${count(SMALL)} users, /s | ${count(users)} users, /s | ratio |`, '|---|---:|---:|---:|'];
-  for (const [name, row] of large.rows) {
-    const base = rate(small.rows.get(name));
-    lines.push(`| ${name} | ${base.toFixed(0)} | ${rate(row).toFixed(row.load!.requestsPerSecond < 1000 ? 1 : 0)} | ${(rate(row) / base).toFixed(2)} |`);
+  const small = await prepare(engine, SMALL, dir, pg, settings, log);
+  let large: Prepared | undefined;
+  let rows: Awaited<ReturnType<typeof measureSizes>>;
+  let rssAfterMb: number;
+  try {
+    large = await prepare(engine, users, dir, pg, settings, log);
+    rows = await measureSizes(small, large, settings, log);
+    rssAfterMb = readMemory(large.server.pid)?.rssMb ?? NaN;
+  } finally {
+    await Promise.all([small.stop(), large?.stop()]);
   }
-  const errors = [...small.rows.values(), ...large.rows.values()].filter((row) => (row.load?.errors ?? 0) > 0).map((row) => `${row.scenario}: ${row.load!.errors} errors`);
-  lines.push('', `Import of ${count(users)}: ${count(Math.round(large.importPerSecond))} users/s; RSS of the server after the reads: ${large.rssAfterMb.toFixed(1)} MB.`, ...errors);
-  const byId = (r: SizeResult) => rate(r.rows.get('GET /users/{id}, random ids'));
-  const page1 = rate(large.rows.get(`GET /users per_page=${PER_PAGE}, page 1`));
+  const cache = engine === 'SQLite' ? "the server's 64 MiB page cache" : `shared_buffers ${PG_SHARED_BUFFERS}`;
+  const lines = [
+    `\n${engine}: ${count(SMALL)} users against ${count(users)} (random ids and emails, imported; ${cache})`,
+    '',
+    `| Read | ${count(SMALL)} users, /s | ${count(users)} users, /s | ratio | ratio in each round |`,
+    '|---|---:|---:|---:|---|',
+  ];
+  for (const [name, row] of rows) {
+    const [base, big] = [rate(row.small), rate(row.large)];
+    lines.push(`| ${name} | ${base.toFixed(0)} | ${big.toFixed(big < 1000 ? 1 : 0)} | ${(big / base).toFixed(2)} | ${row.ratios.map((r) => r.toFixed(2)).join(', ')} |`);
+  }
+  const errors = [...rows.values()].flatMap((row) => [row.small, row.large]).filter((row) => row.load!.errors > 0).map((row) => `${row.scenario}: ${row.load!.errors} errors`);
+  lines.push('', `Import of ${count(users)}: ${count(Math.round(large.importPerSecond))} users/s; RSS of the server after the reads: ${rssAfterMb.toFixed(1)} MB.`, ...errors);
+  const ratio = (name: string) => rate(rows.get(name)!.large) / rate(rows.get(name)!.small);
+  const atLarge = (name: string) => rate(rows.get(name)!.large);
   const targets = [
-    target(`${engine}: GET by id at ${count(users)} ÷ at ${count(SMALL)}`, byId(large) / byId(small), '≥', 0.8),
-    target(`${engine}: GET by email ÷ GET by id, at ${count(users)}`, rate(large.rows.get('GET /users?email=, random addresses')) / byId(large), '≥', 0.8),
-    target(`${engine}: last page by cursor ÷ page 1, at ${count(users)}`, rate(large.rows.get(`GET /users per_page=${PER_PAGE}, last page by cursor`)) / page1, '≥', 0.5),
-    target(`${engine}: server RSS after the reads at ${count(users)}, MB`, large.rssAfterMb, '≤', 250),
+    target(`${engine}: GET by id at ${count(users)} ÷ at ${count(SMALL)}`, ratio(BY_ID), '≥', 0.8),
+    target(`${engine}: GET by email ÷ GET by id, at ${count(users)}`, atLarge(BY_EMAIL) / atLarge(BY_ID), '≥', 0.8),
+    target(`${engine}: last page by cursor ÷ page 1, at ${count(users)}`, atLarge(LAST_BY_CURSOR) / atLarge(PAGE_1), '≥', 0.5),
+    target(`${engine}: server RSS after the reads at ${count(users)}, MB`, rssAfterMb, '≤', 250),
   ];
   if (engine === 'SQLite') targets.push(target(`SQLite: import of random ids and emails, users/s`, large.importPerSecond, '≥', 50_000));
   else lines.push(`(PostgreSQL's import has no target: ${count(Math.round(large.importPerSecond))} users/s here.)`);
