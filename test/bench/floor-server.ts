@@ -13,10 +13,8 @@ export function floorApp(dir: string, secret: string) {
     { id: string; created_at: number; email: string | null; email_verified: number; registered_totp: number; passkey_count: number; disabled: number; disabled_until: number | null },
     [string]
   >(
-    `select id, created_at, email, email_verified, disabled, disabled_until,
-       exists(select 1 from totp_credentials where totp_credentials.user_id = users.id) as registered_totp,
-       (select count(*) from passkeys where passkeys.user_id = users.id) as passkey_count
-     from users where id = ?`,
+    // The row alone, as Gatehouse reads it since migration 0011 keeps the TOTP and passkey columns on it.
+    'select id, created_at, email, email_verified, registered_totp, passkey_count, disabled, disabled_until from users where id = ?',
   );
 
   return new Elysia()
