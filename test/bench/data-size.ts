@@ -6,13 +6,14 @@ import { Database } from 'bun:sqlite';
 import { SQL } from 'bun';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { SERVER_PAGE_CACHE_KIB } from '../../src/db/client';
 import { writeGeneratedUsers } from '../support/generated-users';
 import { postgresAvailability, startPostgres, type PostgresServer } from '../support/postgres';
-import { readMemory, waitForIdle, withPeakRss } from './proc';
-import type { Row, Target } from './report';
+import { readMemory, waitForIdle } from './proc';
+import type { Target } from './report';
 import { startGatehouse, type RunningServer } from './server';
 import { gatehouse } from './transfer';
-import { runWrk, type LoadSettings, type Request } from './wrk';
+import { runWrk, type LoadResult, type LoadSettings, type Request } from './wrk';
 
 const SECRET = 'bench-secret-0123456789';
 const SMALL = 1_000;
@@ -24,7 +25,6 @@ const PG_SHARED_BUFFERS = '1GB';
 type Engine = 'SQLite' | 'PostgreSQL';
 
 const count = (n: number) => n.toLocaleString('en');
-const rate = (row: Row | undefined) => row?.load?.requestsPerSecond ?? NaN;
 
 /** Random users of the stored set, read back from the database the import wrote. */
 async function sample(engine: Engine, where: string): Promise<{ id: string; email: string }[]> {
@@ -112,30 +112,33 @@ const LAST_BY_CURSOR = `GET /users per_page=${PER_PAGE}, last page by cursor`;
 /** The reads whose ratios sit near their targets: measured in rounds that alternate the sizes, as the machine's speed drifts. */
 const IN_ROUNDS = new Set([BY_ID, BY_EMAIL, PAGE_1, LAST_BY_CURSOR]);
 
-/**
- * Every scenario on both servers, small then large, ROUNDS times for those IN_ROUNDS (once for the
- * others); each size's rate is the mean of its rounds.
- */
+/** A scenario's rounds at both sizes, as wrk measured them. */
+interface Rounds {
+  small: LoadResult[];
+  large: LoadResult[];
+}
+const meanRate = (runs: LoadResult[]) => runs.reduce((sum, run) => sum + run.requestsPerSecond, 0) / runs.length;
+const errorsOf = (runs: LoadResult[]) => runs.reduce((sum, run) => sum + run.errors, 0);
+
+/** Every scenario on both servers, small then large, ROUNDS times for those IN_ROUNDS (once for the others). */
 async function measureSizes(small: Prepared, large: Prepared, settings: LoadSettings, log: (m: string) => void) {
   const rounds = Number(process.env.BENCH_DATA_SIZE_ROUNDS ?? 3);
-  const rows = new Map<string, { small: Row; large: Row; ratios: number[] }>();
+  const measured = new Map<string, Rounds>();
   for (const [index, [name]] of small.scenarios.entries()) {
-    const runs: { small: Row[]; large: Row[] } = { small: [], large: [] };
+    const runs: Rounds = { small: [], large: [] };
     for (let round = 1; round <= (IN_ROUNDS.has(name) ? rounds : 1); round++) {
       for (const [size, prepared] of [['small', small], ['large', large]] as const) {
         const request = prepared.scenarios[index]![1];
         log(`${count(prepared.users)} users: ${name} (round ${round})`);
         if (round === 1) await runWrk(request, { ...settings, seconds: 1 });
         await waitForIdle(prepared.server.pid);
-        const { result, peakRssMb } = await withPeakRss(prepared.server.pid, () => runWrk(request, settings));
-        runs[size].push({ scenario: name, load: result, peakRssMb });
+        runs[size].push(await runWrk(request, settings));
         await waitForIdle(prepared.server.pid);
       }
     }
-    const meanOf = (of: Row[]): Row => ({ ...of[0]!, load: { ...of[0]!.load!, requestsPerSecond: of.reduce((sum, row) => sum + rate(row), 0) / of.length, errors: of.reduce((sum, row) => sum + row.load!.errors, 0) } });
-    rows.set(name, { small: meanOf(runs.small), large: meanOf(runs.large), ratios: runs.large.map((row, i) => rate(row) / rate(runs.small[i]!)) });
+    measured.set(name, runs);
   }
-  return rows;
+  return measured;
 }
 
 function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
@@ -151,7 +154,7 @@ export interface DataSizeReport {
 async function onEngine(engine: Engine, users: number, dir: string, pg: PostgresServer | null, settings: LoadSettings, log: (m: string) => void) {
   const small = await prepare(engine, SMALL, dir, pg, settings, log);
   let large: Prepared | undefined;
-  let rows: Awaited<ReturnType<typeof measureSizes>>;
+  let rows: Map<string, Rounds>;
   let rssAfterMb: number;
   try {
     large = await prepare(engine, users, dir, pg, settings, log);
@@ -160,21 +163,24 @@ async function onEngine(engine: Engine, users: number, dir: string, pg: Postgres
   } finally {
     await Promise.all([small.stop(), large?.stop()]);
   }
-  const cache = engine === 'SQLite' ? "the server's 64 MiB page cache" : `shared_buffers ${PG_SHARED_BUFFERS}`;
+  const cache = engine === 'SQLite' ? `the server's ${SERVER_PAGE_CACHE_KIB / 1024} MiB page cache` : `shared_buffers ${PG_SHARED_BUFFERS}`;
   const lines = [
     `\n${engine}: ${count(SMALL)} users against ${count(users)} (random ids and emails, imported; ${cache})`,
     '',
     `| Read | ${count(SMALL)} users, /s | ${count(users)} users, /s | ratio | ratio in each round |`,
     '|---|---:|---:|---:|---|',
   ];
-  for (const [name, row] of rows) {
-    const [base, big] = [rate(row.small), rate(row.large)];
-    lines.push(`| ${name} | ${base.toFixed(0)} | ${big.toFixed(big < 1000 ? 1 : 0)} | ${(big / base).toFixed(2)} | ${row.ratios.map((r) => r.toFixed(2)).join(', ')} |`);
+  for (const [name, runs] of rows) {
+    const [base, big] = [meanRate(runs.small), meanRate(runs.large)];
+    const each = runs.large.map((run, i) => (run.requestsPerSecond / runs.small[i]!.requestsPerSecond).toFixed(2));
+    lines.push(`| ${name} | ${base.toFixed(0)} | ${big.toFixed(big < 1000 ? 1 : 0)} | ${(big / base).toFixed(2)} | ${each.join(', ')} |`);
   }
-  const errors = [...rows.values()].flatMap((row) => [row.small, row.large]).filter((row) => row.load!.errors > 0).map((row) => `${row.scenario}: ${row.load!.errors} errors`);
+  const errors = [...rows].flatMap(([name, runs]) =>
+    ([[SMALL, runs.small], [users, runs.large]] as const).filter(([, of]) => errorsOf(of) > 0).map(([size, of]) => `${name} (${count(size)} users): ${errorsOf(of)} errors`),
+  );
   lines.push('', `Import of ${count(users)}: ${count(Math.round(large.importPerSecond))} users/s; RSS of the server after the reads: ${rssAfterMb.toFixed(1)} MB.`, ...errors);
-  const ratio = (name: string) => rate(rows.get(name)!.large) / rate(rows.get(name)!.small);
-  const atLarge = (name: string) => rate(rows.get(name)!.large);
+  const atLarge = (name: string) => meanRate(rows.get(name)!.large);
+  const ratio = (name: string) => atLarge(name) / meanRate(rows.get(name)!.small);
   const targets = [
     target(`${engine}: GET by id at ${count(users)} ÷ at ${count(SMALL)}`, ratio(BY_ID), '≥', 0.8),
     target(`${engine}: GET by email ÷ GET by id, at ${count(users)}`, atLarge(BY_EMAIL) / atLarge(BY_ID), '≥', 0.8),
