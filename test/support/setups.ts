@@ -51,9 +51,13 @@ export function sharedEngines(): Promise<{ pg: PostgresServer; redis: RedisServe
 export async function closeSharedEngines(): Promise<void> {
   const open = [...tenants];
   tenants.clear();
-  await Promise.all(open.map((tenant) => tenant.close()));
-  const started = await engines?.catch(() => undefined);
-  await Promise.all([started?.pg.close(), started?.redis.close()]);
+  try {
+    await Promise.all(open.map((tenant) => tenant.close()));
+  } finally {
+    // Also when a harness failed to close: the engines are processes that would outlive the run.
+    const started = await engines?.catch(() => undefined);
+    await Promise.all([started?.pg.close(), started?.redis.close()]);
+  }
 }
 
 interface Tenant {
