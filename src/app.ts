@@ -40,7 +40,7 @@ import { createStatusService } from './status/service';
 import type { Stores } from './stores';
 import { totpRoutes } from './totp/routes';
 import { createTotpService } from './totp/service';
-import { isLookupByEmail, listUsers, readUser, usersRoutes } from './users/routes';
+import { isLookupByEmail, lookUpByEmail, readUser, usersRoutes } from './users/routes';
 import { createUsersService } from './users/service';
 
 /** What the services need from outside storage; tests pass a fake clock and breach checker. */
@@ -132,7 +132,7 @@ export function createHandler(app: App, services: Services, options: ({ keys: Ke
     // The hottest reads and the key check, answered without the router: the same code as their routes.
     directReads: [{ prefix: '/users/', template: '/users/:id', operationId: 'getUser', answer: (id) => readUser(users, id) }],
     directPosts: [verifyApiKeyDirectly(services.apiKeys)],
-    directQueries: [{ path: '/users', operationId: 'listUsers', takes: isLookupByEmail, answer: (search) => listUsers(users, search, '') }],
+    directQueries: [{ path: '/users', operationId: 'listUsers', takes: isLookupByEmail, answer: (search) => lookUpByEmail(users, search) }],
     docs: options.docs !== false,
     observe: services.metrics?.observeRequest,
     observeCaller: services.metrics?.countKeyRequest,

@@ -39,6 +39,16 @@ const lookups = [
   '/users?email_query=example',
   '/users',
   '/users/?email=ada@example.com',
+  // Decoded without URLSearchParams: a non-ASCII address, escapes that are not UTF-8, an invisible character, '+' escaped.
+  '/users?email=J%C3%BCrgen@example.com',
+  '/users?email=j%C3%9Crgen@EXAMPLE.com',
+  '/users?email=ada%40example.com%F0%9F',
+  '/users?email=%C0%AFada@example.com',
+  '/users?email=%ED%A0%80@example.com',
+  '/users?email=ada%E2%80%8B@example.com',
+  '/users?email=ada%2Bx@example.com',
+  '/users?email=off@example.com',
+  '/users?email=%',
 ];
 
 describe(`GET /users?email= without the router (${SETUP})`, () => {
@@ -46,13 +56,17 @@ describe(`GET /users?email= without the router (${SETUP})`, () => {
     const searchOf = (path: string) => (path.includes('?') ? path.slice(path.indexOf('?')) : '');
     const taken = lookups.filter((path) => isLookupByEmail(searchOf(path)));
     // The last is taken by its query, but its path is not /users: the handler's path check hands it on.
-    expect(taken).toEqual([...lookups.slice(0, 5), lookups[8]!, lookups[9]!, lookups[13]!]);
+    expect(taken).toEqual([...lookups.slice(0, 5), lookups[8]!, lookups[9]!, ...lookups.slice(13)]);
   });
 
   test('answers every kind of query string exactly as the routed request does', async () => {
     await h.ready;
     const ada = await h.createUser({ email: 'ada@example.com' });
     await h.createUser({ email: 'grace@example.com' });
+    const jurgen = await h.createUser({ email: 'jürgen@example.com' });
+    await h.createUser({ email: 'ada+x@example.com' });
+    const off = await h.createUser({ email: 'off@example.com' });
+    expect((await h.call('POST', `/users/${off.id}/disable`, { body: {} })).status).toBe(200);
     const routed = routedOnly();
     const direct = h.instances[0]!.handle;
     for (const path of lookups) {
@@ -67,6 +81,9 @@ describe(`GET /users?email= without the router (${SETUP})`, () => {
       pages: '1',
     });
     expect((await answerOf(direct, lookups[2]!)).headers['x-pagination-total']).toBe('0');
+    const idsOf = async (path: string) => JSON.parse((await answerOf(direct, path)).body).map((u: { id: string }) => u.id);
+    expect(await idsOf('/users?email=j%C3%9Crgen@EXAMPLE.com')).toEqual([jurgen.id]);
+    expect(JSON.parse((await answerOf(direct, '/users?email=off@example.com')).body)).toMatchObject([{ id: off.id, disabled: true }]);
   });
 
   test('asks for the credential first, writes the access line and counts the request under /users', async () => {

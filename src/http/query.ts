@@ -25,3 +25,16 @@ export function single(params: URLSearchParams, name: string): string | null {
   const values = params.getAll(name);
   return values.length === 1 ? values[0]! : null;
 }
+
+/**
+ * One raw query value decoded as URLSearchParams decodes it ('+' is a space), for a caller that reads
+ * a known query string without parsing it all; undefined for a malformed escape or one that is not
+ * UTF-8, where the two could differ (the caller then parses the usual way).
+ */
+export function decodeQueryValue(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw.includes('+') ? raw.replaceAll('+', ' ') : raw);
+  } catch {
+    return undefined;
+  }
+}

@@ -10,12 +10,15 @@ const ERROR_HEADERS = new Headers({ 'content-type': 'application/json', ...COMMO
  * Response.json with the headers merged per request; a route that returns it skips that (and
  * Elysia's response schema check, so only for values whose type already holds them to the schema).
  */
-export const jsonResponse = (value: unknown, headers?: Record<string, string>): Response => {
-  if (headers === undefined) return new Response(JSON.stringify(value), { headers: JSON_HEADERS });
+export const jsonResponse = (value: unknown, headers?: Record<string, string> | Headers): Response =>
+  new Response(JSON.stringify(value), { headers: headers === undefined ? JSON_HEADERS : headers instanceof Headers ? headers : jsonHeaders(headers) });
+
+/** A 200 JSON answer's headers with `extra`, for jsonResponse; built once, they serve every answer that carries the same. */
+export function jsonHeaders(extra: Record<string, string>): Headers {
   const all = new Headers(JSON_HEADERS);
-  for (const [name, text] of Object.entries(headers)) all.set(name, text);
-  return new Response(JSON.stringify(value), { headers: all });
-};
+  for (const [name, text] of Object.entries(extra)) all.set(name, text);
+  return all;
+}
 
 export function errorResponse(errorCode: ErrorCode, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify({ error: errorCode }), {

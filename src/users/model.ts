@@ -168,8 +168,11 @@ const MAX_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / MAX_PER_PAGE);
 function exactEmail(params: URLSearchParams): string | null | 'none' {
   if (!params.has('email')) return null;
   const value = single(params, 'email');
-  return value !== null && isValidEmail(value) ? normalizeEmail(value) : 'none';
+  return value === null ? 'none' : lookupEmail(value);
 }
+
+/** The `email` parameter's address as stored, or 'none' when no user can hold it (API.md §14). */
+export const lookupEmail = (value: string): string | 'none' => (isValidEmail(value) ? normalizeEmail(value) : 'none');
 
 /**
  * From the URL itself: Elysia's parsed query keeps only one value of a repeated parameter. A

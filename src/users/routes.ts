@@ -4,8 +4,9 @@ import { presentClientIp } from '../http/fields';
 import { documented } from '../http/openapi';
 import { pathResource } from '../http/path-resource';
 import { nextLink } from '../http/cursor';
-import { errorResponse, jsonResponse, noContent } from '../http/responses';
-import { type UserView, ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, nextCursor, parseListQuery, User } from './model';
+import { errorResponse, jsonHeaders, jsonResponse, noContent } from '../http/responses';
+import { decodeQueryValue } from '../http/query';
+import { type UserView, ClearAddressLimitsBody, CreatedUser, CreateUserBody, DisableUserBody, ListUsersQuery, lookupEmail, nextCursor, parseListQuery, User } from './model';
 import type { UsersService } from './service';
 
 const TAG = 'Users';
@@ -38,6 +39,25 @@ export async function listUsers(users: UsersService, search: string, url: string
 }
 /** The query strings the direct lookup serves: the address alone, the support tool's lookup (API.md §14). */
 export const isLookupByEmail = (search: string): boolean => /^\?email=[^&]*$/.test(search);
+
+/**
+ * GET /users's answer for a query string isLookupByEmail takes, as listUsers gives it, for the outer
+ * handler's direct lookup: the one parameter decoded without parsing a general query, and its page
+ * of at most one user answered at once on SQLite, with headers made once.
+ */
+export function lookUpByEmail(users: UsersService, search: string): Response | Promise<Response> {
+  const value = decodeQueryValue(search.slice(EMAIL_PARAMETER.length));
+  if (value === undefined) return listUsers(users, search, '');
+  const email = lookupEmail(value);
+  if (email === 'none') return lookupAnswer(undefined);
+  const view = users.viewByEmail(email);
+  return view instanceof Promise ? view.then(lookupAnswer) : lookupAnswer(view);
+}
+const EMAIL_PARAMETER = '?email=';
+// listUsers's headers for a set of one user and for an empty one, at the default per_page.
+const ONE_USER = jsonHeaders({ 'x-pagination-total': '1', 'x-pagination-total-pages': '1' });
+const NO_USER = jsonHeaders({ 'x-pagination-total': '0', 'x-pagination-total-pages': '0' });
+const lookupAnswer = (view: UserView | undefined) => (view === undefined ? jsonResponse([], NO_USER) : jsonResponse([view], ONE_USER));
 
 export function usersRoutes(users: UsersService) {
   const collection = new Elysia()

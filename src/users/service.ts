@@ -37,6 +37,8 @@ export function createUsersService({ store, hasher, breach, limits, events, cloc
   };
   return {
     view: (id: string) => store.findView(id, nowSeconds(clock)),
+    /** `email` as stored (lookupEmail). */
+    viewByEmail: (email: string) => store.findViewByEmail(email, nowSeconds(clock)),
     find: (id: string) => store.find(id),
     list: (options: ListOptions) => store.list(options, nowSeconds(clock)),
     /** Requests, TOTP credential and everything else of the user go with it. */

@@ -51,6 +51,10 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
   const rowById = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
   const rowByEmail = db.select().from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_by_email');
   const viewByEmail = db.select(viewColumns).from(users).where(eq(users.email, sql.placeholder('email'))).prepare('user_view_by_email');
+  const viewForEmail = async (email: string, now: number) => {
+    const [row] = await viewByEmail.execute({ email });
+    return row && toUserView(row, now);
+  };
   const total = db.select({ value: counters.value }).from(counters).where(eq(counters.name, 'users')).prepare('users_total');
   const counts = new Map<string, ReturnType<typeof prepareCount>>();
   const matching = (options: ListOptions) => {
@@ -72,6 +76,7 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
       const [row] = await viewById.execute({ id });
       return row && toUserView(row, now);
     },
+    findViewByEmail: viewForEmail,
     find: async (id) => (await rowById.execute({ id }))[0],
     findByEmail: async (email) => (await rowByEmail.execute({ email }))[0],
     async insert(user, events) {
@@ -113,10 +118,7 @@ export function postgresUserStore(db: PgDb, append: AppendEventsPg): UserStore {
       }),
     async list(options, now) {
       if (options.email === 'none') return { items: [], total: 0, more: false };
-      if (isExactLookup(options)) {
-        const [row] = await viewByEmail.execute({ email: options.email });
-        return exactPage(row && toUserView(row, now), options);
-      }
+      if (isExactLookup(options)) return exactPage(await viewForEmail(options.email, now), options);
       const filters = { query: options.emailQuery, email: options.email };
       const [rows, counted] = await Promise.all([
         page(options).execute(pageValues(options)),

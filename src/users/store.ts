@@ -45,6 +45,8 @@ export const pageValues = (options: ListOptions) => ({
 export interface UserStore {
   /** `now` decides whether a `disabled_until` has passed. SQLite answers at once: the hottest read then needs no await (src/http/handler.ts). */
   findView(id: string, now: number): UserView | undefined | Promise<UserView | undefined>;
+  /** `email` already normalised; answers at once on SQLite, as findView does. */
+  findViewByEmail(email: string, now: number): UserView | undefined | Promise<UserView | undefined>;
   find(id: string): Promise<UserRecord | undefined>;
   /** `email` already normalised. */
   findByEmail(email: string): Promise<UserRecord | undefined>;
@@ -163,6 +165,7 @@ export function sqliteUserStore(db: Db, append: AppendEvents): UserStore {
 
   return {
     findView: (id, now) => viewOf(viewById.get(id), now),
+    findViewByEmail: (email, now) => viewOf(viewByEmail.get(email), now),
     find: async (id) => rowById.get({ id }),
     findByEmail: async (email) => rowByEmail.get({ email }),
     async insert(user, events) {
