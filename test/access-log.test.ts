@@ -4,27 +4,22 @@ import { join } from 'node:path';
 import { AccessLine, createLineWriter, formatLine, hundredths, type LineSink } from '../src/http/log';
 import { cleanEnv, SOURCE_COMMAND, tempDirsOfThisFile } from './support/server-process';
 
-/** A sink that takes writes while `open` and reports backpressure otherwise, like a pipe nobody reads. */
+/** A sink whose writes complete at once while `open`, and otherwise only once drained, like a pipe nobody reads. */
 function fakeSink() {
   const written: string[] = [];
-  let drainListener: (() => void) | undefined;
+  const unfinished: (() => void)[] = [];
   const sink = {
     open: true,
     written,
-    write(text: string, done?: () => void): boolean {
+    write(text: string, done: () => void = () => {}) {
       written.push(text);
-      done?.();
-      return sink.open;
-    },
-    once(_: 'drain', listener: () => void) {
-      drainListener = listener;
+      if (sink.open) done();
+      else unfinished.push(done);
     },
     /** The reader caught up. */
     drain() {
       sink.open = true;
-      const listener = drainListener;
-      drainListener = undefined;
-      listener?.();
+      for (const done of unfinished.splice(0)) done();
     },
   };
   return sink satisfies LineSink;
@@ -70,7 +65,7 @@ describe('log lines', () => {
 
   test("the lines of one turn leave in one write, after the turn", async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
+    const writer = createLineWriter(sink, { maxUnwritten: 0, maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
     for (let i = 0; i < 5; i++) writer.write(`line ${i}\n`);
     expect(sink.written).toEqual([]);
     await turn();
@@ -79,7 +74,7 @@ describe('log lines', () => {
 
   test('with flushAfterMs, the lines of that time leave in one write; flushAt characters waiting leave at once', async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 20, flushAfterMs: 30 });
+    const writer = createLineWriter(sink, { maxUnwritten: 0, maxPending: 1000, flushAt: 20, flushAfterMs: 30 });
     writer.write('line 0\n');
     writer.write('line 1\n');
     await turn();
@@ -94,7 +89,7 @@ describe('log lines', () => {
 
   test('while the sink is backed up lines wait for its drain, and past the bound they are counted, not kept', async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 100, flushAt: 10_000, flushAfterMs: 0 });
+    const writer = createLineWriter(sink, { maxUnwritten: 0, maxPending: 100, flushAt: 10_000, flushAfterMs: 0 });
     sink.open = false;
     writer.write('first\n');
     await turn();
@@ -110,9 +105,23 @@ describe('log lines', () => {
     expect(JSON.parse(lines[8]!)).toMatchObject({ level: 'warn', message: '43 log lines dropped: stdout was not read fast enough' });
   });
 
+  test('the sink may hold maxUnwritten characters not yet written before lines wait', async () => {
+    const sink = fakeSink();
+    const writer = createLineWriter(sink, { maxUnwritten: 10, maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
+    sink.open = false;
+    for (const line of ['aaaa\n', 'bbbb\n', 'cccc\n', 'dddd\n']) {
+      writer.write(line);
+      await turn();
+    }
+    // 5, then 10 characters unwritten: both go on; the third write passes 10, so the fourth line waits.
+    expect(sink.written).toEqual(['aaaa\n', 'bbbb\n', 'cccc\n']);
+    sink.drain();
+    expect(sink.written).toEqual(['aaaa\n', 'bbbb\n', 'cccc\n', 'dddd\n']);
+  });
+
   test('drain() resolves once every line is written, also after waiting for a slow sink', async () => {
     const sink = fakeSink();
-    const writer = createLineWriter(sink, { maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
+    const writer = createLineWriter(sink, { maxUnwritten: 0, maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
     sink.open = false;
     writer.write('a\n');
     await turn();

@@ -5,22 +5,26 @@ export type Logger = (fields: Record<string, unknown>) => void;
 
 /** Where log lines go: process.stdout, or a stand-in in tests. */
 export interface LineSink {
-  write(text: string, done?: () => void): boolean;
-  once(event: 'drain', listener: () => void): unknown;
+  /** `done` once the text has left (written to the file or pipe). */
+  write(text: string, done?: () => void): unknown;
 }
 
 /**
  * Lines leave in batches: those logged within `flushAfterMs` (0: within one turn of the event loop)
  * in one write, or at once when `flushAt` characters wait. A write per request cost a quarter of
  * GET /users/{id}'s throughput; a write per turn (about 30 lines under load) still a tenth of its
- * CPU, in the system call, and one per 10 ms half that. When the sink is backed up (a slow
- * reader of stdout), lines wait for its 'drain' instead of piling up in its buffer; past
- * `maxPending` characters waiting they are counted and dropped, so memory stays bounded, and a
- * warning line says how many once the sink keeps up again. `drain()` resolves once every line
- * logged so far has been written: a clean shutdown awaits it.
+ * CPU, in the system call, and one per 10 ms half that. The sink may hold `maxUnwritten` characters
+ * not yet written; past that it is backed up (a slow reader of stdout), and lines wait here until
+ * its writes complete instead of piling up in its buffer. (Its own 'drain' comes after nearly
+ * every batch on a pipe, which takes less than a batch at once, and waiting for it cost
+ * the access line about 0.2 µs: docs/benchmarks.md.) Past `maxPending` characters waiting, lines
+ * are counted and dropped, so memory stays bounded, and a warning line says how many once the
+ * sink keeps up again. `drain()` resolves once every line logged so far has been written: a clean
+ * shutdown awaits it.
  */
-export function createLineWriter(sink: LineSink, options: { maxPending: number; flushAt: number; flushAfterMs: number }) {
+export function createLineWriter(sink: LineSink, options: { maxPending: number; maxUnwritten: number; flushAt: number; flushAfterMs: number }) {
   let pending = '';
+  let unwritten = 0;
   let scheduled = false;
   let backedUp = false;
   let dropped = 0;
@@ -34,13 +38,18 @@ export function createLineWriter(sink: LineSink, options: { maxPending: number; 
     }
     const out = pending;
     pending = '';
-    if (sink.write(out)) return;
-    backedUp = true;
-    sink.once('drain', () => {
+    unwritten += out.length;
+    sink.write(out, () => written(out.length));
+    if (unwritten > options.maxUnwritten) backedUp = true;
+  };
+
+  const written = (length: number) => {
+    unwritten -= length;
+    if (backedUp && unwritten <= options.maxUnwritten) {
       backedUp = false;
       flush();
-      for (const wake of waiting.splice(0)) wake();
-    });
+    }
+    for (const wake of waiting.splice(0)) wake();
   };
 
   const flushLater = () => {
@@ -66,8 +75,7 @@ export function createLineWriter(sink: LineSink, options: { maxPending: number; 
     flush,
     async drain(): Promise<void> {
       flush();
-      while (backedUp) await new Promise<void>((wake) => waiting.push(wake));
-      await new Promise<void>((written) => sink.write('', written));
+      while (unwritten > 0 || pending !== '') await new Promise<void>((wake) => waiting.push(wake));
     },
   };
 }
@@ -129,7 +137,7 @@ export function formatLine(fields: Record<string, unknown>): string {
   return `{"time":"${isoNow()}"${rest === '{}' ? '}' : `,${rest.slice(1)}`}\n`;
 }
 
-const stdoutLines = createLineWriter(process.stdout, { maxPending: 8 * 1024 * 1024, flushAt: 64 * 1024, flushAfterMs: 10 });
+const stdoutLines = createLineWriter(process.stdout, { maxPending: 8 * 1024 * 1024, maxUnwritten: 1024 * 1024, flushAt: 64 * 1024, flushAfterMs: 10 });
 process.once('exit', stdoutLines.flush);
 
 export const stdoutLogger: Logger = (fields) => stdoutLines.write(formatLine(fields));
