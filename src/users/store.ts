@@ -126,8 +126,7 @@ export function preparePage(db: Db, options: ListOptions) {
     .from(users)
     .where(and(listFilter(options), afterCursor(options, users)))
     .orderBy(...order)
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
+    .limit(sql.placeholder('limit')).offset(sql.placeholder('offset'))
     .prepare();
 }
 
