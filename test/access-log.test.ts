@@ -119,6 +119,27 @@ describe('log lines', () => {
     expect(sink.written).toEqual(['aaaa\n', 'bbbb\n', 'cccc\n', 'dddd\n']);
   });
 
+  test('a write that throws (EPIPE) is not waited for by drain()', async () => {
+    const written: string[] = [];
+    let broken = true;
+    const sink = {
+      write(text: string, done: () => void = () => {}) {
+        if (broken) {
+          broken = false;
+          throw new Error('EPIPE');
+        }
+        written.push(text);
+        done();
+      },
+    };
+    const writer = createLineWriter(sink, { maxUnwritten: 0, maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });
+    writer.write('lost\n');
+    expect(() => writer.flush()).toThrow('EPIPE');
+    writer.write('kept\n');
+    await writer.drain();
+    expect(written).toEqual(['kept\n']);
+  });
+
   test('drain() resolves once every line is written, also after waiting for a slow sink', async () => {
     const sink = fakeSink();
     const writer = createLineWriter(sink, { maxUnwritten: 0, maxPending: 1000, flushAt: 10_000, flushAfterMs: 0 });

@@ -38,8 +38,9 @@ export function createLineWriter(sink: LineSink, options: { maxPending: number; 
     }
     const out = pending;
     pending = '';
-    unwritten += out.length;
     sink.write(out, () => written(out.length));
+    // Counted once the write is under way: one that throws (EPIPE) will never call back, and a clean stop must not wait for it.
+    unwritten += out.length;
     if (unwritten > options.maxUnwritten) backedUp = true;
   };
 
