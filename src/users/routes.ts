@@ -28,7 +28,7 @@ const userAnswer = (view: UserView | undefined) => (view === undefined ? errorRe
 export async function listUsers(users: UsersService, search: string, url: string): Promise<Response> {
   const options = parseListQuery(new URLSearchParams(search));
   const { items, total, more } = await users.list(options);
-  const headers: Record<string, string> = { 'x-pagination-total': String(total), 'x-pagination-total-pages': String(Math.ceil(total / options.perPage)) };
+  const headers: Record<string, string> = paginationHeaders(total, options.perPage);
   const last = items.at(-1);
   if (more && last !== undefined) {
     const cursor = nextCursor(options, { createdAt: last.created_at, id: last.id });
@@ -37,6 +37,10 @@ export async function listUsers(users: UsersService, search: string, url: string
   }
   return jsonResponse(items, headers);
 }
+function paginationHeaders(total: number, perPage: number) {
+  return { 'x-pagination-total': String(total), 'x-pagination-total-pages': String(Math.ceil(total / perPage)) };
+}
+
 /** The query strings the direct lookup serves: the address alone, the support tool's lookup (API.md §14). */
 export const isLookupByEmail = (search: string): boolean => /^\?email=[^&]*$/.test(search);
 
@@ -54,9 +58,10 @@ export function lookUpByEmail(users: UsersService, search: string): Response | P
   return view instanceof Promise ? view.then(lookupAnswer) : lookupAnswer(view);
 }
 const EMAIL_PARAMETER = '?email=';
-// listUsers's headers for a set of one user and for an empty one, at the default per_page.
-const ONE_USER = jsonHeaders({ 'x-pagination-total': '1', 'x-pagination-total-pages': '1' });
-const NO_USER = jsonHeaders({ 'x-pagination-total': '0', 'x-pagination-total-pages': '0' });
+// listUsers's headers for a set of one user and for an empty one, at the default per_page (the lookup's query has none).
+const LOOKUP_PER_PAGE = parseListQuery(new URLSearchParams()).perPage;
+const ONE_USER = jsonHeaders(paginationHeaders(1, LOOKUP_PER_PAGE));
+const NO_USER = jsonHeaders(paginationHeaders(0, LOOKUP_PER_PAGE));
 const lookupAnswer = (view: UserView | undefined) => (view === undefined ? jsonResponse([], NO_USER) : jsonResponse([view], ONE_USER));
 
 export function usersRoutes(users: UsersService) {
