@@ -23,7 +23,7 @@ export interface Storage {
  */
 export async function openStorage(config: ServeConfig, outbox: { webhookOutbox: boolean; onOutboxWrite: () => void }): Promise<Storage> {
   if (config.databaseUrl === null) {
-    const db = openDatabase(config.dir, { pageCacheKib: SERVER_PAGE_CACHE_KIB });
+    const db = openDatabase(config.dir, { pageCacheKib: SERVER_PAGE_CACHE_KIB, sharedReads: true });
     return { stores: sqliteStores(db, outbox), sqlite: db, kind: 'sqlite', close: async () => db.$client.close() };
   }
   const db = await openPostgres(config.databaseUrl);

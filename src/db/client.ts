@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { embeddedMigrations } from './migrations';
 import * as schema from './schema';
+import { shareReadTransactions } from './read-snapshot';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 /** What a synchronous `db.transaction` callback receives. */
@@ -23,18 +24,23 @@ export const SERVER_PAGE_CACHE_KIB = 65_536;
 /** Where `openDatabase(dir)` keeps the database. */
 export const databasePath = (dir: string): string => join(dir, DATABASE_FILE);
 
+const BUSY_TIMEOUT_MS = 5000;
+
 /**
  * Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is
- * null; with SQLite's own page cache unless `pageCacheKib` says otherwise.
+ * null; with SQLite's own page cache unless `pageCacheKib` says otherwise. `sharedReads`: the hot
+ * reads (`snapshotQuery`) share a read transaction per turn of the event loop (db/read-snapshot.ts),
+ * on a second connection with the same page cache; the server's choice.
  */
-export function openDatabase(dir: string | null, options: { pageCacheKib?: number } = {}): Db {
+export function openDatabase(dir: string | null, options: { pageCacheKib?: number; sharedReads?: boolean } = {}): Db {
   const sqlite = new Database(dir === null ? ':memory:' : prepareFile(dir), { strict: true });
   sqlite.exec('PRAGMA journal_mode = WAL');
-  sqlite.exec('PRAGMA busy_timeout = 5000');
+  sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // FULL makes every acknowledged commit durable across power loss, not only across crashes.
   sqlite.exec('PRAGMA synchronous = FULL');
   sqlite.exec('PRAGMA foreign_keys = ON');
   if (options.pageCacheKib !== undefined) sqlite.exec(`PRAGMA cache_size = -${options.pageCacheKib}`); // negative: KiB
+  if (options.sharedReads === true) shareReadTransactions(sqlite, { busyTimeoutMs: BUSY_TIMEOUT_MS, pageCacheKib: options.pageCacheKib });
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db);
   return db;
