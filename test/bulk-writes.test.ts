@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beginBulkWrites, pacedWrites, type WritePacing } from '../src/db/bulk';
 import { backgroundCheckpointer, type Checkpointer } from '../src/db/checkpointer';
-import { openDatabase, SERVER_PAGE_CACHE_KIB } from '../src/db/client';
+import { openDatabase, SERVER_MAIN_PAGE_CACHE_KIB } from '../src/db/client';
 import { parseServeConfig } from '../src/cli/config';
 import { openStorage } from '../src/cli/storage';
 import { tempDirsOfThisFile } from './support/server-process';
@@ -148,11 +148,11 @@ test('after a catch-up the next transaction writes the WAL from its start again'
   endBulkWrites();
 });
 
-test("the server's connection has the large page cache; the commands' (import, export, backup) keep SQLite's 2 MiB default", async () => {
+test("the server's main connection has its page cache (the views' connection another); the commands' (import, export, backup) keep SQLite's 2 MiB default", async () => {
   const dir = tempDir();
   const storage = await openStorage(parseServeConfig(['--dir', dir, '--secret', 'page-cache-secret-0123456789'], {}), { webhookOutbox: false, onOutboxWrite: () => {} });
   try {
-    expect(storage.sqlite!.$client.query('PRAGMA cache_size').get()).toEqual({ cache_size: -SERVER_PAGE_CACHE_KIB });
+    expect(storage.sqlite!.$client.query('PRAGMA cache_size').get()).toEqual({ cache_size: -SERVER_MAIN_PAGE_CACHE_KIB });
   } finally {
     await storage.close();
   }

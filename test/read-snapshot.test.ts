@@ -17,7 +17,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 function openShared() {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-snapshot-'));
   dirs.push(dir);
-  const db = openDatabase(dir, { sharedReads: true });
+  const db = openDatabase(dir, { sharedReads: { pageCacheKib: 2048 } });
   const main = db.$client;
   main.exec("CREATE TABLE t (id TEXT PRIMARY KEY, v INTEGER NOT NULL, pad BLOB); INSERT INTO t (id, v) VALUES ('a', 1)");
   const read = snapshotQuery<{ v: number }, [string]>(main, 'SELECT v FROM t WHERE id = ?');
@@ -119,7 +119,7 @@ describe('reads sharing a read transaction per turn', () => {
   });
 
   test('an in-memory database reads on its one connection', () => {
-    const main = openDatabase(null, { sharedReads: true }).$client;
+    const main = openDatabase(null, { sharedReads: { pageCacheKib: 2048 } }).$client;
     main.exec("CREATE TABLE t (id TEXT PRIMARY KEY, v INTEGER NOT NULL); INSERT INTO t VALUES ('a', 1)");
     const read = snapshotQuery<{ v: number }, [string]>(main, 'SELECT v FROM t WHERE id = ?');
     expect(read.get('a')).toEqual({ v: 1 });

@@ -1,4 +1,4 @@
-import { openDatabase, SERVER_PAGE_CACHE_KIB } from '../db/client';
+import { openDatabase, SERVER_MAIN_PAGE_CACHE_KIB, SERVER_PAGE_CACHE_KIB } from '../db/client';
 import { openPostgres } from '../db/pg-client';
 import type { Logger } from '../http/log';
 import { systemClock, type Clock } from '../security/clock';
@@ -23,7 +23,7 @@ export interface Storage {
  */
 export async function openStorage(config: ServeConfig, outbox: { webhookOutbox: boolean; onOutboxWrite: () => void }): Promise<Storage> {
   if (config.databaseUrl === null) {
-    const db = openDatabase(config.dir, { pageCacheKib: SERVER_PAGE_CACHE_KIB, sharedReads: true });
+    const db = openDatabase(config.dir, { pageCacheKib: SERVER_MAIN_PAGE_CACHE_KIB, sharedReads: { pageCacheKib: SERVER_PAGE_CACHE_KIB } });
     return { stores: sqliteStores(db, outbox), sqlite: db, kind: 'sqlite', close: async () => db.$client.close() };
   }
   const db = await openPostgres(config.databaseUrl);

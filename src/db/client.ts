@@ -12,14 +12,21 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const DATABASE_FILE = 'gatehouse.db';
 /**
- * The server's page cache: 64 MiB instead of SQLite's 2 MiB, filled only as pages are read. With a
- * million users the 2 MiB held no working set, and a read by random id ran at 0.55 of its rate at
+ * The page cache of the server's user views (db/read-snapshot.ts): 64 MiB instead of SQLite's 2 MiB,
+ * filled only as pages are read. With a million users the 2 MiB held no working set, and a read by
+ * random id ran at 0.55 of its rate at
  * 1,000 users (about 0.79 with this; docs/benchmarks.md, "Data size"). A memory map did as well but
  * counts the file's pages in the server's RSS (280 MB after that bench, against 176 with this).
  * The commands keep SQLite's default and size their own for the bulk work (db/bulk.ts): under this
  * one an import of a million users peaked at 179 MB instead of 151, and took 24 s instead of 19.
  */
 export const SERVER_PAGE_CACHE_KIB = 65_536;
+/**
+ * The server's main connection, once the views read on their own one with SERVER_PAGE_CACHE_KIB
+ * (`sharedReads`): everything else. With 64 MiB on both, the million-user bench ended at 253 MB of
+ * RSS, over its 250 MB target; its lists and writes touch few pages.
+ */
+export const SERVER_MAIN_PAGE_CACHE_KIB = 16_384;
 
 /** Where `openDatabase(dir)` keeps the database. */
 export const databasePath = (dir: string): string => join(dir, DATABASE_FILE);
@@ -30,9 +37,9 @@ const BUSY_TIMEOUT_MS = 5000;
  * Opens (creating if needed) `<dir>/gatehouse.db`, or an in-memory database for tests when dir is
  * null; with SQLite's own page cache unless `pageCacheKib` says otherwise. `sharedReads`: the hot
  * reads (`snapshotQuery`) share a read transaction per turn of the event loop (db/read-snapshot.ts),
- * on a second connection with the same page cache; the server's choice.
+ * on a second connection with its own page cache; the server's choice.
  */
-export function openDatabase(dir: string | null, options: { pageCacheKib?: number; sharedReads?: boolean } = {}): Db {
+export function openDatabase(dir: string | null, options: { pageCacheKib?: number; sharedReads?: { pageCacheKib: number } } = {}): Db {
   const sqlite = new Database(dir === null ? ':memory:' : prepareFile(dir), { strict: true });
   sqlite.exec('PRAGMA journal_mode = WAL');
   sqlite.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -40,7 +47,7 @@ export function openDatabase(dir: string | null, options: { pageCacheKib?: numbe
   sqlite.exec('PRAGMA synchronous = FULL');
   sqlite.exec('PRAGMA foreign_keys = ON');
   if (options.pageCacheKib !== undefined) sqlite.exec(`PRAGMA cache_size = -${options.pageCacheKib}`); // negative: KiB
-  if (options.sharedReads === true) shareReadTransactions(sqlite, { busyTimeoutMs: BUSY_TIMEOUT_MS, pageCacheKib: options.pageCacheKib });
+  if (options.sharedReads !== undefined) shareReadTransactions(sqlite, { busyTimeoutMs: BUSY_TIMEOUT_MS, pageCacheKib: options.sharedReads.pageCacheKib });
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db);
   return db;
