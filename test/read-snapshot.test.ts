@@ -3,8 +3,12 @@ import { Database } from 'bun:sqlite';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseServeConfig } from '../src/cli/config';
+import { serve } from '../src/cli/serve';
 import { openDatabase } from '../src/db/client';
 import { readTransactionOpen, snapshotQuery } from '../src/db/read-snapshot';
+import { silentLogger } from '../src/http/log';
+import { GENERATED_HASH } from './support/generated-users';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -125,5 +129,30 @@ describe('reads sharing a read transaction per turn', () => {
     expect(read.get('a')).toEqual({ v: 1 });
     expect(readTransactionOpen(main)).toBe(false);
     main.close();
+  });
+
+  test('through the server: a read in the turn of a write answered before it shows the write', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-snapshot-'));
+    dirs.push(dir);
+    const secret = 'snapshot-secret-0123456789';
+    const { server, stop, sqlite } = await serve(parseServeConfig(['--port', '0', '--dir', dir, '--secret', secret, '--pwned-check', 'off'], {}), silentLogger);
+    try {
+      const headers = { authorization: secret, 'content-type': 'application/json' };
+      const call = (path: string, init: RequestInit = {}) => Promise.resolve(server.fetch(new Request(`http://localhost${path}`, { headers, ...init })) as Response | Promise<Response>);
+      const created = await call('/users', { method: 'POST', body: JSON.stringify({ email: 'turn@example.com', client_ip: '203.0.113.9', password_hash: GENERATED_HASH }) });
+      const { id } = (await created.json()) as { id: string };
+      await nextTurn();
+      let turned = false;
+      setImmediate(() => (turned = true));
+      expect(await (await call(`/users/${id}`)).json()).toMatchObject({ id, disabled: false });
+      expect(readTransactionOpen(sqlite!.$client)).toBe(true);
+      expect((await call(`/users/${id}/disable`, { method: 'POST', body: '{}' })).status).toBe(200);
+      const after = await (await call(`/users/${id}`)).json();
+      // Still the turn of the first read: the case under test.
+      expect(turned).toBe(false);
+      expect(after).toMatchObject({ id, disabled: true });
+    } finally {
+      await stop();
+    }
   });
 });
