@@ -36,6 +36,7 @@ describe('reads sharing a read transaction per turn', () => {
     ['query().run', (main, v) => main.query('UPDATE t SET v = ? WHERE id = ?').run(v, 'a')],
     ['transaction()', (main, v) => main.transaction(() => main.query('UPDATE t SET v = ? WHERE id = ?').run(v, 'a'))()],
     ['transaction().immediate', (main, v) => main.transaction(() => main.query('UPDATE t SET v = ? WHERE id = ?').run(v, 'a')).immediate()],
+    ['transaction().default', (main, v) => (main.transaction(() => main.query('UPDATE t SET v = ? WHERE id = ?').run(v, 'a')) as unknown as { default: () => void }).default()],
   ];
   for (const [name, write] of writes) {
     test(`a read after a write in the same turn sees it (${name})`, () => {
@@ -48,6 +49,14 @@ describe('reads sharing a read transaction per turn', () => {
       main.close();
     });
   }
+
+  test("a transaction function keeps Bun's properties", () => {
+    const { main } = openShared();
+    const transaction = main.transaction(() => 1) as unknown as { database: Database; default: () => number };
+    expect(transaction.database).toBe(main);
+    expect(transaction.default()).toBe(1);
+    main.close();
+  });
 
   test('a write through Drizzle ends it too', () => {
     const { db, main, read } = openShared();

@@ -14,9 +14,9 @@ const DATABASE_FILE = 'gatehouse.db';
 /**
  * The page cache of the server's user views (db/read-snapshot.ts): 64 MiB instead of SQLite's 2 MiB,
  * filled only as pages are read. With a million users the 2 MiB held no working set, and a read by
- * random id ran at 0.55 of its rate at
- * 1,000 users (about 0.79 with this; docs/benchmarks.md, "Data size"). A memory map did as well but
- * counts the file's pages in the server's RSS (280 MB after that bench, against 176 with this).
+ * random id ran at 0.55 of its rate at 1,000 users (about 0.79 with this; docs/benchmarks.md, "Data
+ * size"). A memory map did as well but counts the file's pages in the server's RSS (280 MB after that
+ * bench, against 176 with this).
  * The commands keep SQLite's default and size their own for the bulk work (db/bulk.ts): under this
  * one an import of a million users peaked at 179 MB instead of 151, and took 24 s instead of 19.
  */

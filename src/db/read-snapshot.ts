@@ -1,8 +1,8 @@
 /**
  * Hot reads that share one read transaction for a turn of the event loop. In WAL mode a statement
  * outside a transaction opens and closes one, and that takes and releases a lock on the `-shm` file:
- * two fcntl calls, about 2 µs of the 3 µs a view's statement takes (docs/benchmarks.md, "What a read
- * transaction costs"). The shared one lives on a second connection, so the main connection's writes
+ * two fcntl calls, about 2 µs of the 3 µs a view's statement takes (docs/benchmarks.md, "a read
+ * transaction shared per turn"). The shared one lives on a second connection, so the main connection's writes
  * never run inside it, and it ends
  * - before any statement of the main connection runs: a write never finds it open, so the WAL is
  *   checkpointed and restarted exactly as before, and a read after this process's write sees it;
@@ -114,8 +114,11 @@ function guardConnection(main: Database, end: () => void, closeReader: () => voi
     prepare: (...args: Parameters<typeof prepare>) => guardStatement(prepare(...args)),
     query: (...args: Parameters<typeof query>) => guardStatement(query(...args)),
     transaction: (...args: Parameters<typeof transaction>) => {
-      const inner = transaction(...args);
+      // Bun's own properties of a transaction function, beside the three its types declare.
+      const inner = transaction(...args) as ReturnType<typeof transaction> & { database: Database; default: AnyFunction };
       return Object.assign(guard(inner), {
+        database: inner.database,
+        default: guard(inner.default),
         deferred: guard(inner.deferred),
         immediate: guard(inner.immediate),
         exclusive: guard(inner.exclusive),
