@@ -12,15 +12,15 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 const DATABASE_FILE = 'gatehouse.db';
 /**
- * The page cache of the server's user views (db/read-snapshot.ts): 64 MiB instead of SQLite's 2 MiB,
+ * The page cache of the server's user views (db/read-snapshot.ts): 104 MiB instead of SQLite's 2 MiB,
  * filled only as pages are read. With a million users the 2 MiB held no working set, and a read by
- * random id ran at 0.55 of its rate at 1,000 users (about 0.79 with this; docs/benchmarks.md, "Data
- * size"). A memory map did as well but counts the file's pages in the server's RSS (280 MB after that
- * bench, against 176 with this).
- * The commands keep SQLite's default and size their own for the bulk work (db/bulk.ts): under this
- * one an import of a million users peaked at 179 MB instead of 151, and took 24 s instead of 19.
+ * random id ran at 0.55 of its rate at 1,000 users; 64 MiB gave 0.67 to 0.79, 104 MiB holds the
+ * bench's 20,000 users' pages (both trees) and gave 0.85 and 0.78, at 242 MB of RSS against the 250 MB target
+ * (docs/benchmarks.md, "Data size"). A memory map counts the file's pages in the server's RSS.
+ * The commands keep SQLite's default and size their own for the bulk work (db/bulk.ts): under a
+ * server's cache an import of a million users peaked at 179 MB instead of 151, and took 24 s, not 19.
  */
-export const SERVER_PAGE_CACHE_KIB = 65_536;
+export const SERVER_PAGE_CACHE_KIB = 106_496;
 /**
  * The server's main connection, once the views read on their own one with SERVER_PAGE_CACHE_KIB
  * (`sharedReads`): everything else. With 64 MiB on both, the million-user bench ended at 253 MB of
