@@ -28,3 +28,6 @@ export const isKeyConflict = (error: unknown): boolean => {
   const code = sqliteErrorOf(error)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 };
+
+/** Another connection holds the lock a statement needs (with a busy timeout of 0, at once). */
+export const isBusy = (error: unknown): boolean => sqliteErrorOf(error)?.code?.startsWith('SQLITE_BUSY') === true;

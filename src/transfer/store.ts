@@ -2,6 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
 import { isKeyConflict } from '../db/constraints';
 import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing, WEBHOOK_ID_SQL } from '../db/bulk';
+import { loadAlone } from '../db/bulk-load';
 import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from '../db/staging-checks';
 import { toTransferApiKeys } from '../api-keys/model';
 import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
@@ -116,8 +117,9 @@ const SORTED_AT_MOST = 50_000;
  * changes, to undo it alone: a third of an import's writes). Events go in by user id: the events_user
  * index takes them in one sweep (a third less time than at random). Sorting 150,000 lines took 25 MB
  * more RSS, so a longer range reads them in id order from the staged id index (45 ms a million lines).
+ * Without `eventsByUser` they go in as staged, for a load that builds the index afterwards.
  */
-function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT') {
+function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT', eventsByUser = true) {
   const events = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id, webhook_id) SELECT ?, 'user.imported', id, ${WEBHOOK_ID_SQL} FROM ${from} WHERE ${where} ${order}`;
   const statements = [
     `INSERT ${conflict} INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
@@ -128,18 +130,22 @@ function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | '
      FROM staged_api_keys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
     events('staged_users s', 'ORDER BY id'),
     events('staged_users s INDEXED BY staged_users_id', ''),
+    events('staged_users s', ''),
   ].map((text) => sqlite.prepare(text));
-  const [users, totp, passkeys, apiKeys, sortedEvents, scannedEvents] = statements as [(typeof statements)[0], ...typeof statements];
+  const [users, totp, passkeys, apiKeys, sortedEvents, scannedEvents, stagedOrderEvents] = statements as [(typeof statements)[0], ...typeof statements];
   return (now: number, ...where: number[]): number => {
     const written = users.run(...where).changes;
     totp!.run(now, ...where);
     passkeys!.run(...where);
     apiKeys!.run(...where);
     const [from, to] = where as [number, number?];
-    (to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
+    (!eventsByUser ? stagedOrderEvents : to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
     return written;
   };
 }
+
+/** Into an empty database nobody else has open, the load writes these tables' indexes once, at the end (db/bulk-load.ts). */
+const LOADED_TABLES = ['users', 'totp_credentials', 'passkeys', 'api_keys', 'events'];
 
 /** Writes the staged lines in short transactions with pauses, so the server's writes get in between. */
 async function writePaced(sqlite: Database, pacing: WritePacing, options: CommitOptions): Promise<CommitResult> {
@@ -186,6 +192,12 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   };
   let outcome: Awaited<ReturnType<typeof pacedWrites>>;
   try {
+    const load = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK', false);
+    const alone = await loadAlone(sqlite, LOADED_TABLES, lastLine, options.signal, (from, to) => {
+      counting(() => load(now, from, to));
+      options.onProgress(written);
+    });
+    if (alone !== null) return { written: alone.stopped ? 0 : written, conflicts, interrupted: alone.stopped };
     outcome = await pacedWrites(sqlite, pacing, lastLine, options.signal, writeRangeOrLines);
   } finally {
     endBulkWrites();

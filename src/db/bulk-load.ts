@@ -1,0 +1,82 @@
+/** A bulk write into a database with no users that no other connection has open (gatehouse import's first load). */
+import type { Database } from 'bun:sqlite';
+import { isBusy } from './constraints';
+import type { RangeWrite } from './bulk';
+
+/** Lines a range of the load: the progress moves and an interrupt is seen about once a second. */
+const LOAD_RANGE = 100_000;
+/**
+ * The page cache while the indexes are built. SQLite's sorter keeps as many bytes in memory as the
+ * page cache may hold before it spills to a temporary file: with the load's 40 MB each index build
+ * peaked about 40 MB higher (207 MB in all for a million users); with 8 MB the peak stayed that of
+ * the load, and the builds were no slower.
+ */
+const INDEX_BUILD_CACHE_SIZE = -8_000;
+
+/**
+ * Runs `write` over the ranges (from, to] covering (0, upTo] in one transaction that holds the
+ * database for itself, with the written tables' own indexes dropped first and built again (one sort
+ * each) before the commit, and without the WAL: every page is written once, into the database file.
+ * Answers null without writing when `users` holds a row or another connection has the database
+ * open: the paced writes (db/bulk.ts) are then the way. Kept up row by row, the random indexes
+ * (users by id and email, events by user) rewrite most of their pages in every paced transaction
+ * once they outgrow the page cache, and a million users with random ids and emails took 66 s paced
+ * against 26 to 30 s here (docs/benchmarks.md, "Data size").
+ *
+ * In WAL mode each connection holds a shared lock from its first read until it closes, so under the
+ * exclusive locking mode BEGIN EXCLUSIVE fails at once (busy timeout 0) while a server has the
+ * database open. Once taken, the lock is kept until the end: a server, backup or export started
+ * meanwhile waits out its busy timeout and fails, rather than a server starting and then finding
+ * its writes refused. A crash leaves a rollback journal that the next opening plays back.
+ */
+export async function loadAlone(sqlite: Database, tables: readonly string[], upTo: number, signal: AbortSignal | null, write: RangeWrite) {
+  if (hasUsers(sqlite)) return null;
+  const [busyTimeout, cacheSize] = [pragma(sqlite, 'busy_timeout'), pragma(sqlite, 'main.cache_size')];
+  sqlite.exec('PRAGMA busy_timeout = 0; PRAGMA main.locking_mode = EXCLUSIVE');
+  try {
+    if (!takenAlone(sqlite)) return null;
+    sqlite.exec('PRAGMA main.journal_mode = DELETE');
+    sqlite.exec('BEGIN EXCLUSIVE');
+    const indexes = dropIndexes(sqlite, tables);
+    for (let from = 0; from < upTo; from += LOAD_RANGE) {
+      if (signal?.aborted) return { reached: 0, stopped: true };
+      if (write(from, Math.min(upTo, from + LOAD_RANGE)) === false) return { reached: 0, stopped: true };
+      await Bun.sleep(0); // the progress and a signal's handler run
+    }
+    sqlite.exec(`PRAGMA main.cache_size = ${INDEX_BUILD_CACHE_SIZE}`);
+    for (const sql of indexes) sqlite.exec(sql);
+    sqlite.exec('COMMIT');
+    return { reached: upTo, stopped: false };
+  } finally {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    // In this order: WAL entered in the exclusive mode would keep the lock for good (its index then lives in this process).
+    sqlite.exec(`PRAGMA busy_timeout = ${busyTimeout}; PRAGMA main.cache_size = ${cacheSize}; PRAGMA main.locking_mode = NORMAL`);
+    sqlite.exec('PRAGMA main.journal_mode = WAL'); // as any opening sets it
+    // A first read in WAL mode lets the lock go; without it this connection's next checkpoint failed as locked.
+    sqlite.query('SELECT 1 FROM sqlite_master LIMIT 1').get();
+  }
+}
+
+/** The exclusive lock, kept past this empty transaction, when nobody else has the database open and it holds no user. */
+function takenAlone(sqlite: Database): boolean {
+  try {
+    sqlite.exec('BEGIN EXCLUSIVE');
+  } catch (error) {
+    if (isBusy(error)) return false;
+    throw error;
+  }
+  const empty = !hasUsers(sqlite); // a server may have written one since the look before the lock
+  sqlite.exec('COMMIT');
+  return empty;
+}
+
+/** Drops the tables' own indexes (not those of a primary key or UNIQUE column), answering the SQL that builds each again. */
+function dropIndexes(sqlite: Database, tables: readonly string[]): string[] {
+  const marks = tables.map(() => '?').join(', ');
+  const rows = sqlite.query(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (${marks})`).all(...tables);
+  for (const { name } of rows as { name: string }[]) sqlite.exec(`DROP INDEX "${name}"`);
+  return (rows as { sql: string }[]).map((row) => row.sql);
+}
+
+const hasUsers = (sqlite: Database) => (sqlite.query('SELECT EXISTS (SELECT 1 FROM users) AS found').get() as { found: number }).found === 1;
+const pragma = (sqlite: Database, name: string) => Object.values(sqlite.query(`PRAGMA ${name}`).get() as object)[0] as number;
