@@ -2,7 +2,7 @@ import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
 import { isKeyConflict } from '../db/constraints';
 import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing, WEBHOOK_ID_SQL } from '../db/bulk';
-import { loadAlone } from '../db/bulk-load';
+import { type LoadIndexes, loadAlone } from '../db/bulk-load';
 import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from '../db/staging-checks';
 import { toTransferApiKeys } from '../api-keys/model';
 import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
@@ -145,7 +145,11 @@ function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | '
 }
 
 /** Into an empty database nobody else has open, the load writes these tables' indexes once, at the end (db/bulk-load.ts). */
-const LOADED_TABLES = ['users', 'totp_credentials', 'passkeys', 'api_keys', 'events'];
+const LOADED: LoadIndexes = {
+  tables: ['users', 'totp_credentials', 'passkeys', 'api_keys', 'events'],
+  // Every imported event has the same type and time, in id order.
+  appended: ['events_type', 'events_time'],
+};
 
 /** Writes the staged lines in short transactions with pauses, so the server's writes get in between. */
 async function writePaced(sqlite: Database, pacing: WritePacing, options: CommitOptions): Promise<CommitResult> {
@@ -193,7 +197,7 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   let outcome: Awaited<ReturnType<typeof pacedWrites>>;
   try {
     const load = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK', false);
-    const alone = await loadAlone(sqlite, LOADED_TABLES, lastLine, options.signal, (from, to) => {
+    const alone = await loadAlone(sqlite, LOADED, lastLine, options.signal, (from, to) => {
       counting(() => load(now, from, to));
       options.onProgress(written);
     });
