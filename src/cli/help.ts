@@ -92,7 +92,9 @@ ${flagLines(SERVE_FLAGS)}
 
 Adds users from NDJSON lines (one JSON object a line; - reads standard input). Every line is
 checked first; with --on-conflict fail (the default) one bad line means nothing is imported.
-Works while servers run on the same database.
+Works while servers run on the same database. On SQLite, into a database with no users that
+nothing else has open, it loads everything in one transaction and holds the database until done:
+start the server afterwards.
 
 ${flagLines([DIR, DATABASE_URL, DATABASE_URL_FILE, { flag: '--on-conflict MODE', defaultValue: 'fail', meaning: 'fail: import nothing if a line is bad; skip: import the good lines' }])}
 
