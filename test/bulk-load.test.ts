@@ -5,27 +5,19 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/db/client';
 import type { StagedUser } from '../src/transfer/model';
 import { sqliteTransferStore } from '../src/transfer/store';
-import { GENERATED_HASH, GENERATED_TOTP_KEY, writeGeneratedUsers } from './support/generated-users';
+import { GENERATED_TOTP_KEY, writeGeneratedUsers } from './support/generated-users';
 import { cleanEnv, REPO_ROOT, SOURCE_COMMAND, tempDirsOfThisFile } from './support/server-process';
+import { stagedUser } from './support/transfer';
 
 const tempDir = tempDirsOfThisFile();
 const LINES = 210_000; // more than two of the load's ranges, so the progress moves inside its one transaction
 
-const staged = (line: number): StagedUser => ({
-  line,
-  id: `u${(line * 7919) % 1_000_003}`, // not in line order, as real ids are not
-  createdAt: 1_700_000_000 + line,
-  email: `user${line}@example.com`,
-  emailVerified: false,
-  disabled: false,
-  disabledUntil: null,
-  passwordHash: GENERATED_HASH,
-  recoveryCodeHash: GENERATED_HASH,
-  totpKey: line % 10 === 0 ? GENERATED_TOTP_KEY : null,
-  totpLastStep: line % 10 === 0 ? line : null,
-  passkeys: [],
-  apiKeys: [],
-});
+const staged = (line: number): StagedUser =>
+  stagedUser(line, {
+    id: `u${(line * 7919) % 1_000_003}`, // not in line order, as real ids are not
+    totpKey: line % 10 === 0 ? GENERATED_TOTP_KEY : null,
+    totpLastStep: line % 10 === 0 ? line : null,
+  });
 
 async function staging(db: Db) {
   const staging = await sqliteTransferStore(db).startImport();

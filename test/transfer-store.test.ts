@@ -10,6 +10,7 @@ import { postgresTransferStore } from '../src/transfer/store.pg';
 import { GENERATED_HASH, GENERATED_TOTP_KEY } from './support/generated-users';
 import { postgresForThisFile } from './support/postgres';
 import { tempDirsOfThisFile } from './support/server-process';
+import { stagedUser } from './support/transfer';
 
 const tempDir = tempDirsOfThisFile();
 const pg = await postgresForThisFile('transfer store on PostgreSQL');
@@ -20,21 +21,12 @@ const LINES = 5_000;
 const COSE = 'pQECAyYgASFYIKYBDntTBrJhlHwXnyGEGpCSXhT5sAXzOH9a6dS92tAJIlggG6NQa_yzPkH3eRj3l5H4GFtRgBVi6CPKo0D_bccR6W0';
 const PASSKEY = { publicKey: COSE, counter: 3, transports: ['internal'], backedUp: false, name: 'Passkey', createdAt: 1, lastUsedAt: null };
 
-const staged = (line: number): StagedUser => ({
-  line,
-  id: `user-${line}`,
-  createdAt: 1_700_000_000 + line,
-  email: `user${line}@example.com`,
-  emailVerified: false,
-  disabled: false,
-  disabledUntil: null,
-  passwordHash: GENERATED_HASH,
-  recoveryCodeHash: GENERATED_HASH,
-  totpKey: line % 2 === 0 ? GENERATED_TOTP_KEY : null,
-  totpLastStep: line % 2 === 0 ? line : null,
-  passkeys: line % 100 === 0 ? [{ ...PASSKEY, id: `passkey-${line}`, credentialId: `cred${line}` }] : [],
-  apiKeys: [],
-});
+const staged = (line: number): StagedUser =>
+  stagedUser(line, {
+    totpKey: line % 2 === 0 ? GENERATED_TOTP_KEY : null,
+    totpLastStep: line % 2 === 0 ? line : null,
+    passkeys: line % 100 === 0 ? [{ ...PASSKEY, id: `passkey-${line}`, credentialId: `cred${line}` }] : [],
+  });
 
 /** A database with the transfer store under test, and a second connection that writes as a server would. */
 interface Opened {

@@ -35,7 +35,7 @@ const INDEX_BUILD_CACHE_SIZE = -8_000;
  * open: the paced writes (db/bulk.ts) are then the way. Kept up row by row, the random indexes
  * (users by id and email, events by user) rewrite most of their pages in every paced transaction
  * once they outgrow the page cache, and a million users with random ids and emails took 66 s paced
- * against 26 to 30 s here (docs/benchmarks.md, "Data size").
+ * against 20 to 28 s here (docs/benchmarks.md, "Data size").
  *
  * In WAL mode each connection holds a shared lock from its first read until it closes, so under the
  * exclusive locking mode BEGIN EXCLUSIVE fails at once (busy timeout 0) while a server has the
