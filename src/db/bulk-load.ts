@@ -40,8 +40,9 @@ const INDEX_BUILD_CACHE_SIZE = -8_000;
  * In WAL mode each connection holds a shared lock from its first read until it closes, so under the
  * exclusive locking mode BEGIN EXCLUSIVE fails at once (busy timeout 0) while a server has the
  * database open. Once taken, the lock is kept until the end: a server, backup or export started
- * meanwhile waits out its busy timeout and fails, rather than a server starting and then finding
- * its writes refused. A crash leaves a rollback journal that the next opening plays back.
+ * meanwhile fails with `database is locked` (a server at its first statement), rather than a server
+ * starting and then finding its writes refused. A crash leaves a rollback journal that the next
+ * opening plays back.
  */
 export async function loadAlone(sqlite: Database, indexed: LoadIndexes, upTo: number, signal: AbortSignal | null, write: RangeWrite) {
   if (hasUsers(sqlite)) return null;
