@@ -19,6 +19,8 @@ const RAW_TRANSACTIONS: Record<string, number> = {
   // SQLite: the group commit's and bulk writers' own BEGIN IMMEDIATE (one writer at a time, no row locks to order).
   'db/bulk.ts': 1,
   'db/group-commit.ts': 1,
+  // SQLite: the empty-database load's BEGIN EXCLUSIVE, once to take the database alone and once for the load (nobody else has it open).
+  'db/bulk-load.ts': 2,
   // SQLite: the user views' read transaction, shared for a turn on a read-only connection (no writes, no locks to order).
   'db/read-snapshot.ts': 1,
   // SQLite: the transfer tool's export snapshot and import chunks.
