@@ -1,7 +1,6 @@
 /** A bulk write into a database with no users that no other connection has open (gatehouse import's first load). */
 import type { Database } from 'bun:sqlite';
 import { isBusy } from './constraints';
-import type { RangeWrite } from './bulk';
 
 /** Lines a range of the load: the progress moves and an interrupt is seen about once a second. */
 const LOAD_RANGE = 100_000;
@@ -31,11 +30,12 @@ const INDEX_BUILD_CACHE_SIZE = -8_000;
  * Runs `write` over the ranges (from, to] covering (0, upTo] in one transaction that holds the
  * database for itself, with the written tables' own indexes dropped first and built again (one sort
  * each) before the commit, and without the WAL: every page is written once, into the database file.
- * Answers null without writing when `users` holds a row or another connection has the database
- * open: the paced writes (db/bulk.ts) are then the way. Kept up row by row, the random indexes
- * (users by id and email, events by user) rewrite most of their pages in every paced transaction
- * once they outgrow the page cache, and a million users with random ids and emails took 66 s paced
- * against 20 to 28 s here (docs/benchmarks.md, "Data size").
+ * Answers whether an aborted `signal` stopped it (and rolled it all back), or null without writing
+ * when `users` holds a row or another connection has the database open: the paced writes (db/bulk.ts)
+ * are then the way. Kept up row by row, the random indexes (users by id and email, events by user)
+ * rewrite most of their pages in every paced transaction once they outgrow the page cache, and a
+ * million users with random ids and emails took 66 s paced against 20 to 28 s here
+ * (docs/benchmarks.md, "Data size").
  *
  * In WAL mode each connection holds a shared lock from its first read until it closes, so under the
  * exclusive locking mode BEGIN EXCLUSIVE fails at once (busy timeout 0) while a server has the
@@ -44,7 +44,7 @@ const INDEX_BUILD_CACHE_SIZE = -8_000;
  * starting and then finding its writes refused. A crash leaves a rollback journal that the next
  * opening plays back.
  */
-export async function loadAlone(sqlite: Database, indexed: LoadIndexes, upTo: number, signal: AbortSignal | null, write: RangeWrite) {
+export async function loadAlone(sqlite: Database, indexed: LoadIndexes, upTo: number, signal: AbortSignal | null, write: (from: number, to: number) => void) {
   if (hasUsers(sqlite)) return null;
   const [busyTimeout, cacheSize] = [pragma(sqlite, 'busy_timeout'), pragma(sqlite, 'main.cache_size')];
   sqlite.exec('PRAGMA busy_timeout = 0; PRAGMA main.locking_mode = EXCLUSIVE');
@@ -55,14 +55,14 @@ export async function loadAlone(sqlite: Database, indexed: LoadIndexes, upTo: nu
     sqlite.exec('BEGIN EXCLUSIVE');
     const indexes = dropIndexes(sqlite, indexed);
     for (let from = 0; from < upTo; from += LOAD_RANGE) {
-      if (signal?.aborted) return { reached: 0, stopped: true };
-      if (write(from, Math.min(upTo, from + LOAD_RANGE)) === false) return { reached: 0, stopped: true };
+      if (signal?.aborted) return { stopped: true };
+      write(from, Math.min(upTo, from + LOAD_RANGE));
       await Bun.sleep(0); // the progress and a signal's handler run
     }
     sqlite.exec(`PRAGMA main.cache_size = ${INDEX_BUILD_CACHE_SIZE}`);
     for (const sql of indexes) sqlite.exec(sql);
     sqlite.exec('COMMIT');
-    return { reached: upTo, stopped: false };
+    return { stopped: false };
   } finally {
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     // In this order: WAL entered in the exclusive mode would keep the lock for good (its index then lives in this process).
