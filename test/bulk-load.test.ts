@@ -1,12 +1,12 @@
 import { Database } from 'bun:sqlite';
 import { describe, expect, test } from 'bun:test';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/db/client';
 import type { StagedUser } from '../src/transfer/model';
 import { sqliteTransferStore } from '../src/transfer/store';
-import { GENERATED_TOTP_KEY, writeGeneratedUsers } from './support/generated-users';
-import { cleanEnv, REPO_ROOT, SOURCE_COMMAND, tempDirsOfThisFile } from './support/server-process';
+import { GENERATED_HASH, GENERATED_TOTP_KEY, writeGeneratedUsers } from './support/generated-users';
+import { cleanEnv, REPO_ROOT, runToExit, SOURCE_COMMAND, tempDirsOfThisFile } from './support/server-process';
 import { stagedUser } from './support/transfer';
 
 const tempDir = tempDirsOfThisFile();
@@ -130,3 +130,76 @@ test('killed during the load, the import leaves the database as it was: the next
   expect(schemaOf(reopened)).toEqual(before);
   reopened.close();
 }, 90_000);
+
+describe('a file into an empty database is written as it is read', () => {
+  const ROWS = 20_000; // several reads of the file, so the first batches are written before the repeat is met
+  const LATE = 15_000;
+  const store = (dir: string) => sqliteTransferStore(openDatabase(dir));
+
+  test('in one transaction that keeps the schema; a server can open it afterwards', async () => {
+    const dir = tempDir();
+    const db = openDatabase(dir);
+    const schema = schemaOf(db.$client);
+    const load = (await sqliteTransferStore(db).startDirectLoad(42))!;
+    expect(load.add(Array.from({ length: 30_000 }, (_, i) => staged(i + 1)))).toBe(true);
+    expect(readableByAnother(db.$client.filename)).toBe(false);
+    expect(load.add(Array.from({ length: 30_000 }, (_, i) => staged(30_001 + i)))).toBe(true);
+    expect(load.finish()).toBe(true);
+    load.abandon(); // after the commit: nothing to take back
+    const sqlite = db.$client;
+    expect(schemaOf(sqlite)).toEqual(schema);
+    expect([one(sqlite, 'PRAGMA journal_mode'), one(sqlite, 'PRAGMA locking_mode'), one(sqlite, 'PRAGMA busy_timeout')]).toEqual(['wal', 'normal', 5000]);
+    expect(one(sqlite, 'PRAGMA integrity_check')).toBe('ok');
+    expect(one(sqlite, "SELECT value FROM counters WHERE name = 'users'")).toBe(60_000);
+    expect(one(sqlite, "SELECT count(*) FROM events WHERE type = 'user.imported' AND time = 42")).toBe(60_000);
+    expect(one(sqlite, 'SELECT count(*) FROM totp_credentials WHERE created_at = 42')).toBe(6_000);
+    expect(one(sqlite, 'SELECT count(*) FROM users WHERE registered_totp = 1')).toBe(6_000);
+    expect(readableByAnother(sqlite.filename)).toBe(true);
+    expect((await sqliteTransferStore(db).startDirectLoad(42)) === null).toBe(true); // it holds users now
+    sqlite.close();
+  }, 60_000);
+
+  test.each([
+    ['id', 'add'],
+    ['email', 'finish'],
+  ] as const)('a repeated %s ends it (in %s): nothing kept, the schema and connection as before', async (field, endsIn) => {
+    const db = openDatabase(tempDir());
+    const schema = schemaOf(db.$client);
+    const load = (await sqliteTransferStore(db).startDirectLoad(42))!;
+    const [first, second] = [staged(1), staged(2)];
+    const added = load.add([first, { ...second, [field]: first[field] }]);
+    expect(added).toBe(endsIn === 'finish');
+    if (added) expect(load.finish()).toBe(false);
+    load.abandon();
+    expect([one(db.$client, 'SELECT count(*) FROM users'), one(db.$client, 'SELECT count(*) FROM events'), one(db.$client, "SELECT value FROM counters WHERE name = 'users'")]).toEqual([0, 0, 0]);
+    expect(schemaOf(db.$client)).toEqual(schema);
+    expect([one(db.$client, 'PRAGMA journal_mode'), one(db.$client, 'PRAGMA locking_mode')]).toEqual(['wal', 'normal']);
+    expect(readableByAnother(db.$client.filename)).toBe(true);
+    db.$client.close();
+  });
+
+  test('not when another connection has it open', async () => {
+    const dir = tempDir();
+    const other = openDatabase(dir);
+    expect((await store(dir).startDirectLoad(42)) === null).toBe(true);
+    other.$client.close();
+  });
+
+  test.each(['fail', 'skip'] as const)('a repeat after the first batches (%s): reported by line as without it, as the staged checks find it', async (mode) => {
+    const dir = tempDir();
+    const file = join(dir, 'users.ndjson');
+    await writeGeneratedUsers(file, { count: ROWS });
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const { id } = JSON.parse(lines[4]!) as { id: string };
+    lines[LATE - 1] = JSON.stringify({ id, email: 'late@example.com', password_hash: GENERATED_HASH });
+    lines[LATE] = JSON.stringify({ email: 'user3@example.com', password_hash: GENERATED_HASH });
+    writeFileSync(file, lines.join('\n'));
+    const result = await runToExit(['import', file, '--dir', dir, '--on-conflict', mode], { timeoutMs: 60_000 });
+    expect(result.stderr.split('\n').slice(0, 2)).toEqual([`line ${LATE}: id: already on line 5`, `line ${LATE + 1}: email: already on line 3`]);
+    expect(result.exitCode).toBe(mode === 'fail' ? 1 : 0);
+    const sqlite = new Database(join(dir, 'gatehouse.db'));
+    expect(one(sqlite, 'SELECT count(*) FROM users')).toBe(mode === 'fail' ? 0 : ROWS - 2);
+    expect(one(sqlite, 'PRAGMA journal_mode')).toBe('wal');
+    sqlite.close();
+  }, 90_000);
+});

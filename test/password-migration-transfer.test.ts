@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { describeProblem, isProblem, parseImportLine } from '../src/transfer/model';
-import { checkLines, type InputLine } from '../src/transfer/service';
+import { checkLines } from '../src/cli/line-checker';
+import type { InputLine } from '../src/transfer/service';
 import { createHarness, type Harness } from './support/harness';
 import { migrationHookOfThisFile } from './support/migration-hook';
 import { VECTORS } from './password-formats.vectors';
@@ -25,7 +26,7 @@ async function importText(h: Harness, text: string) {
   const input = (async function* () {
     yield lines;
   })();
-  const progress = { reading() {}, writing() {}, end() {} };
+  const progress = { reading() {}, loading() {}, writing() {}, end() {} };
   const outcome = await transferOf(h).importUsers((now) => checkLines(input, now), { onConflict: 'fail', signal: new AbortController().signal, progress, report: (line) => reported.push(line) });
   return { ...outcome, reported };
 }

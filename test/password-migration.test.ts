@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { AWAITING_MIGRATION } from '../src/password-migration/model';
 import { isCurrentArgon2id } from '../src/hashing/formats';
 import { generateId } from '../src/security/random';
-import { unguessableRecoveryCodeHash } from '../src/transfer/service';
+import { unguessableRecoveryCodeHash } from '../src/security/random';
 import { eventsDuring, expectNoneOf, storedEvents, summary, tableTexts } from './support/events';
 import { createHarness, expectError, type Harness, type HarnessOptions } from './support/harness';
 import { migrationHookOfThisFile } from './support/migration-hook';

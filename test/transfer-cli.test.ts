@@ -185,10 +185,20 @@ describe.skipIf(noTerminal)('on a terminal', () => {
   };
 
   test('import and export draw a bar with the count, the rate and the time left, then the summary', async () => {
-    const dir = tempDir();
+    const [dir, holdingOne] = [tempDir(), tempDir()];
     const file = join(dir, 'users.ndjson');
     await writeGeneratedUsers(file, { count: 30_000 });
-    const imported = await onTerminal(['import', file, '--dir', dir]);
+    // Into an empty database the lines are written as they are read: one bar.
+    const loaded = await onTerminal(['import', file, '--dir', dir]);
+    expect(loaded).toMatch(/importing [█░]{40} 0% \| 0 lines \| 0 lines\/s \| 0s left/);
+    expect(loaded).toMatch(/importing █{40} 100% \| 30,000 lines \| [0-9,]+ lines\/s \| 0s left\n/);
+    expect(loaded).not.toContain('checking');
+    expect(loaded).toMatch(/\nimported 30000 users in [0-9.]+ s\n$/);
+    // Beside a user, they are checked first, then written.
+    const one = join(holdingOne, 'one.ndjson');
+    await Bun.write(one, `{"id":"first","email":"first@example.org","password_hash":"${GENERATED_HASH}"}\n`);
+    expect(await onTerminal(['import', one, '--dir', holdingOne])).toMatch(/\nimported 1 user in [0-9.]+ s\n$/);
+    const imported = await onTerminal(['import', file, '--dir', holdingOne]);
     expect(imported).toMatch(/checking [█░]{40} 0% \| 0 lines \| 0 lines\/s \| 0s left/);
     expect(imported).toMatch(/checking █{40} 100% \| 30,000 lines \| [0-9,]+ lines\/s \| 0s left/);
     expect(imported).toMatch(/importing █{40} 100% \| 30,000 users \| [0-9,]+ users\/s \| 0s left\n/);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { isCurrentArgon2id, parsePasswordHash, verifyParsedHash } from '../src/hashing/formats';
 import { describeProblem, isProblem, parseImportLine, toNdjsonLine, type LineProblem, type StagedUser } from '../src/transfer/model';
-import { unguessableRecoveryCodeHash } from '../src/transfer/service';
+import { unguessableRecoveryCodeHash } from '../src/security/random';
 import { VECTORS } from './password-formats.vectors';
 
 const HASH = VECTORS.find((v) => v.scheme === 'bcrypt')!.hash;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { generateTotpCode, parseTotpKey } from '../src/security/totp';
 import type { InputLine } from '../src/transfer/service';
-import { checkLines } from '../src/transfer/service';
+import { checkLines } from '../src/cli/line-checker';
 import type { Harness } from './support/harness';
 import { login, passkeyHarness, registered, secondFactor, softAuthenticator } from './support/passkeys';
 import { transferOf, exportText } from './support/transfer';
@@ -25,7 +25,7 @@ async function importText(h: Harness, text: string, onConflict: 'fail' | 'skip' 
         })(),
         now,
       ),
-    { onConflict, signal: new AbortController().signal, progress: { reading() {}, writing() {}, end() {} }, report: (line) => reported.push(line) },
+    { onConflict, signal: new AbortController().signal, progress: { reading() {}, loading() {}, writing() {}, end() {} }, report: (line) => reported.push(line) },
   );
   return { ...outcome, reported };
 }

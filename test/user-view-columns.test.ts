@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { generateTotpCode, parseTotpKey } from '../src/security/totp';
-import { checkLines, type InputLine } from '../src/transfer/service';
+import { checkLines } from '../src/cli/line-checker';
+import type { InputLine } from '../src/transfer/service';
 import type { Harness } from './support/harness';
 import { passkeyHarness, registered, softAuthenticator } from './support/passkeys';
 import { execute } from './support/rows';
@@ -103,7 +104,7 @@ describe('registered_totp and passkey_count follow every path that changes them'
     const outcome = await transferOf(to).importUsers((now) => checkLines((async function* () { yield lines; })(), now), {
       onConflict: 'fail',
       signal: new AbortController().signal,
-      progress: { reading() {}, writing() {}, end() {} },
+      progress: { reading() {}, loading() {}, writing() {}, end() {} },
       report: () => {},
     });
     expect(outcome).toMatchObject({ imported: 2 });

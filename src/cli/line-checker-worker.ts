@@ -1,11 +1,6 @@
-// The thread behind line-checker.ts: reads the file and checks its lines while the main thread stages them.
-import { type CheckedLines, checkLines } from '../transfer/service';
+// The thread behind line-checker.ts: reads the file and checks its lines while the main thread stages or writes them.
+import { type CheckerReply, type CheckerRequest, checkLines } from './line-checker';
 import { ndjsonLines } from './ndjson';
-
-/** From the main thread: what to read, then one `more` for each batch it has taken. */
-export type CheckerRequest = { fd: number; now: number } | 'more';
-/** To the main thread, as JSON text (a structured clone costs about 4 times as much for these objects). */
-export type CheckerReply = { checked: CheckedLines; bytesRead: number } | { error: string } | 'end';
 
 declare const self: Worker;
 /** Batches sent but not yet taken: the reader stays at most this far ahead, so memory stays flat. */

@@ -44,12 +44,15 @@ export function progressBar(label: string, unit: string, sized = true): Bar {
   };
 }
 
-/** Reading is measured in bytes of the file when its size is known, writing in users. */
+/** Reading (and a load that writes as it reads) is measured in bytes of the file when its size is known, writing in users. */
 export function importProgress(bytesRead: () => number, fileSize: number | null): ImportProgress {
   const reading = progressBar('checking', 'lines', fileSize !== null);
+  let loading: Bar | null = null;
   let writing: Bar | null = null;
+  const update = (bar: Bar, lines: number) => bar.update(lines, fileSize === null ? lines : bytesRead(), fileSize ?? lines);
   return {
-    reading: (lines) => reading.update(lines, fileSize === null ? lines : bytesRead(), fileSize ?? lines),
+    reading: (lines) => update(reading, lines),
+    loading: (lines) => update((loading ??= progressBar('importing', 'lines', fileSize !== null)), lines),
     writing(written, total) {
       reading.stop();
       writing ??= progressBar('importing', 'users');
@@ -57,6 +60,7 @@ export function importProgress(bytesRead: () => number, fileSize: number | null)
     },
     end() {
       reading.stop();
+      loading?.stop();
       writing?.stop();
     },
   };

@@ -10,7 +10,7 @@ import { postgresTransferStore } from '../transfer/store.pg';
 import { UsageError } from './config';
 import { readPrivateFile } from './secret-rules';
 import { parseUrl } from './values';
-import { checkedLinesInWorker } from './line-checker';
+import { checkedLinesOf } from './line-checker';
 import { fileSink, stdoutSink } from './ndjson';
 import { importProgress, progressBar } from './progress';
 
@@ -103,9 +103,8 @@ async function runImport(args: string[], env: Env): Promise<number> {
     if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`import: ${file} is not a readable file`);
     size = statSync(file).size;
   }
-  const fd = file === '-' ? 0 : openSync(file, 'r');
   let bytesRead = 0;
-  const checkedLines = (now: number) => checkedLinesInWorker(fd, now, (bytes) => (bytesRead = bytes));
+  const checkedLines = (now: number) => checkedLinesOf(file, now, (bytes) => (bytesRead = bytes));
   const opened = await openStore('import', where, false);
   const stop = new AbortController();
   const interrupt = () => stop.abort();
@@ -116,6 +115,7 @@ async function runImport(args: string[], env: Env): Promise<number> {
       signal: stop.signal,
       progress: importProgress(() => bytesRead, size),
       report: say,
+      readTwice: file !== '-',
     });
     const lines = outcome.firstProblemLines.join(', ') + (outcome.problemLines > outcome.firstProblemLines.length ? ', ...' : '');
     const skipped = outcome.problemLines > 0 ? `, skipped ${outcome.problemLines} (line${outcome.problemLines === 1 ? '' : 's'} ${lines})` : '';
@@ -131,7 +131,6 @@ async function runImport(args: string[], env: Env): Promise<number> {
     return 0;
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
-    if (fd !== 0) closeSync(fd);
     await opened.close();
   }
 }

@@ -19,6 +19,11 @@ export interface LoadIndexes {
  */
 const LOAD_CACHE_SIZE = -24_000;
 /**
+ * The page cache of a load written as the lines are read, beside the thread that reads them: 24 MB
+ * peaked at 159 MiB for a million users, 16 MB at 147 (and 8 MB at 139, but a tenth slower).
+ */
+export const LOAD_WHILE_READING_CACHE_SIZE = -16_000;
+/**
  * The page cache while the indexes are built. SQLite's sorter keeps as many bytes in memory as the
  * page cache may hold before it spills to a temporary file: with the load's 40 MB each index build
  * peaked about 40 MB higher (207 MB in all for a million users); with 8 MB the peak stayed that of
@@ -27,15 +32,42 @@ const LOAD_CACHE_SIZE = -24_000;
 const INDEX_BUILD_CACHE_SIZE = -8_000;
 
 /**
- * Runs `write` over the ranges (from, to] covering (0, upTo] in one transaction that holds the
- * database for itself, with the written tables' own indexes dropped first and built again (one sort
- * each) before the commit, and without the WAL: every page is written once, into the database file.
- * Answers whether an aborted `signal` stopped it (and rolled it all back), or null without writing
- * when `users` holds a row or another connection has the database open: the paced writes (db/bulk.ts)
- * are then the way. Kept up row by row, the random indexes (users by id and email, events by user)
- * rewrite most of their pages in every paced transaction once they outgrow the page cache, and a
- * million users with random ids and emails took 66 s paced against 20 to 28 s here
- * (docs/benchmarks.md, "Data size").
+ * Runs `write` over the ranges (from, to] covering (0, upTo] inside `beginLoadAlone`'s one
+ * transaction, checking `signal` between ranges. Answers whether an aborted `signal` stopped it (and
+ * rolled it all back), or null without writing when the database cannot be had alone.
+ */
+export async function loadAlone(sqlite: Database, indexed: LoadIndexes, upTo: number, signal: AbortSignal | null, write: (from: number, to: number) => void) {
+  const load = beginLoadAlone(sqlite, indexed);
+  if (load === null) return null;
+  try {
+    for (let from = 0; from < upTo; from += LOAD_RANGE) {
+      if (signal?.aborted) return { stopped: true };
+      write(from, Math.min(upTo, from + LOAD_RANGE));
+      await Bun.sleep(0); // the progress and a signal's handler run
+    }
+    load.finish();
+    return { stopped: false };
+  } finally {
+    load.end();
+  }
+}
+
+/** A load in progress: what was written since `beginLoadAlone` is kept by `finish` only. */
+export interface LoadInProgress {
+  /** Builds the dropped indexes again (a UNIQUE one fails on a repeated value) and commits. */
+  finish(): void;
+  /** Rolls back what `finish` has not committed, and gives the database and connection back as they were. */
+  end(): void;
+}
+
+/**
+ * Opens one transaction that holds the database for itself, with the written tables' own indexes
+ * dropped (built again, one sort each, by `finish`) and without the WAL: every page is written once,
+ * into the database file. Null, changing nothing, when `users` holds a row or another connection has
+ * the database open: the paced writes (db/bulk.ts) are then the way. Kept up row by row, the random
+ * indexes (users by id and email, events by user) rewrite most of their pages in every paced
+ * transaction once they outgrow the page cache, and a million users with random ids and emails took
+ * 66 s paced against 20 to 28 s here (docs/benchmarks.md, "Data size").
  *
  * In WAL mode each connection holds a shared lock from its first read until it closes, so under the
  * exclusive locking mode BEGIN EXCLUSIVE fails at once (busy timeout 0) while a server has the
@@ -44,33 +76,44 @@ const INDEX_BUILD_CACHE_SIZE = -8_000;
  * starting and then finding its writes refused. A crash leaves a rollback journal that the next
  * opening plays back.
  */
-export async function loadAlone(sqlite: Database, indexed: LoadIndexes, upTo: number, signal: AbortSignal | null, write: (from: number, to: number) => void) {
+export function beginLoadAlone(sqlite: Database, indexed: LoadIndexes, loadCacheSize = LOAD_CACHE_SIZE): LoadInProgress | null {
   if (hasUsers(sqlite)) return null;
   const [busyTimeout, cacheSize] = [pragma(sqlite, 'busy_timeout'), pragma(sqlite, 'main.cache_size')];
   sqlite.exec('PRAGMA busy_timeout = 0; PRAGMA main.locking_mode = EXCLUSIVE');
-  try {
-    if (!takenAlone(sqlite)) return null;
-    sqlite.exec('PRAGMA main.journal_mode = DELETE');
-    sqlite.exec(`PRAGMA main.cache_size = ${LOAD_CACHE_SIZE}`);
-    sqlite.exec('BEGIN EXCLUSIVE');
-    const indexes = dropIndexes(sqlite, indexed);
-    for (let from = 0; from < upTo; from += LOAD_RANGE) {
-      if (signal?.aborted) return { stopped: true };
-      write(from, Math.min(upTo, from + LOAD_RANGE));
-      await Bun.sleep(0); // the progress and a signal's handler run
-    }
-    sqlite.exec(`PRAGMA main.cache_size = ${INDEX_BUILD_CACHE_SIZE}`);
-    for (const sql of indexes) sqlite.exec(sql);
-    sqlite.exec('COMMIT');
-    return { stopped: false };
-  } finally {
+  const end = () => {
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     // In this order: WAL entered in the exclusive mode would keep the lock for good (its index then lives in this process).
     sqlite.exec(`PRAGMA busy_timeout = ${busyTimeout}; PRAGMA main.cache_size = ${cacheSize}; PRAGMA main.locking_mode = NORMAL`);
     sqlite.exec('PRAGMA main.journal_mode = WAL'); // as any opening sets it
     // A first read in WAL mode lets the lock go; without it this connection's next checkpoint failed as locked.
     sqlite.query('SELECT 1 FROM sqlite_master LIMIT 1').get();
+  };
+  let indexes: string[];
+  try {
+    if (!takenAlone(sqlite)) {
+      end();
+      return null;
+    }
+    sqlite.exec('PRAGMA main.journal_mode = DELETE');
+    sqlite.exec(`PRAGMA main.cache_size = ${loadCacheSize}`);
+    sqlite.exec('BEGIN EXCLUSIVE');
+    indexes = dropIndexes(sqlite, indexed);
+  } catch (error) {
+    end();
+    throw error;
   }
+  let ended = false;
+  return {
+    finish() {
+      sqlite.exec(`PRAGMA main.cache_size = ${INDEX_BUILD_CACHE_SIZE}`);
+      for (const sql of indexes) sqlite.exec(sql);
+      sqlite.exec('COMMIT');
+    },
+    end() {
+      if (!ended) end();
+      ended = true;
+    },
+  };
 }
 
 /** The exclusive lock, kept past this empty transaction, when nobody else has the database open and it holds no user. */

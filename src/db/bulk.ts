@@ -186,15 +186,26 @@ export async function* inBatches<Row, T>(rows: Iterator<Row>, size: number, map:
  * rollback restores it.
  */
 export function withoutUserCountTrigger(sqlite: Database) {
-  const trigger = sqlite.query("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'users_count_insert'").get() as { sql: string } | null;
-  const addCount = sqlite.prepare("UPDATE counters SET value = value + ? WHERE name = 'users'");
+  const pause = userCountPause(sqlite);
   /** `insert` returns how many users it inserted, or false to roll the transaction back. */
   return (insert: () => number | false): boolean | void => {
-    if (trigger === null) return insert() !== false;
-    sqlite.exec('DROP TRIGGER users_count_insert');
+    const resume = pause();
     const inserted = insert();
     if (inserted === false) return false;
-    addCount.run(inserted);
-    sqlite.exec(trigger.sql);
+    resume(inserted);
+  };
+}
+
+/** Drops the trigger (if the schema has it) inside the open transaction; the answer adds what was inserted meanwhile and puts it back. */
+export function userCountPause(sqlite: Database): () => (inserted: number) => void {
+  const trigger = sqlite.query("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'users_count_insert'").get() as { sql: string } | null;
+  const addCount = sqlite.prepare("UPDATE counters SET value = value + ? WHERE name = 'users'");
+  return () => {
+    if (trigger === null) return () => {};
+    sqlite.exec('DROP TRIGGER users_count_insert');
+    return (inserted) => {
+      addCount.run(inserted);
+      sqlite.exec(trigger.sql);
+    };
   };
 }

@@ -1,7 +1,6 @@
 import { nowSeconds, type Clock } from '../security/clock';
 import { isDisabled } from '../users/model';
-import { generateId } from '../security/random';
-import { describeProblem, isProblem, type LineProblem, parseImportLine, type StagedUser, toNdjsonLine, type TransferUser } from './model';
+import { describeProblem, type LineProblem, type StagedUser, toNdjsonLine, type TransferUser } from './model';
 
 // What the service needs of a database: store.ts implements it on SQLite, store.pg.ts on PostgreSQL.
 
@@ -42,11 +41,22 @@ export interface ImportStaging {
   close(): Promise<void>;
 }
 
+/** A first import written as it is read, in one transaction; `abandon` (or a false answer) keeps nothing of it. */
+export interface DirectLoad {
+  /** Writes these users; false when one of them repeats a key written before. */
+  add(users: StagedUser[]): boolean;
+  /** Builds the indexes and commits; false when two lines share an address or passkey. */
+  finish(): boolean;
+  abandon(): void;
+}
+
 /** The data access of `gatehouse export`, `import` and `backup`: a second database implements the same. */
 export interface TransferStore {
   /** Every user, ordered by (created_at, id), in batches, all from one snapshot that `total` counts. */
   exportUsers(batchSize: number): Promise<{ total: number; batches: AsyncIterable<TransferUser[]> }>;
   startImport(): Promise<ImportStaging>;
+  /** Null where the import must be staged first: the database holds users, or others have it open. */
+  startDirectLoad(now: number): Promise<DirectLoad | null>;
   /** Writes a consistent copy of the whole database into `path` (a new, empty file) while others write. */
   backup(path: string): Promise<void>;
 }
@@ -66,27 +76,11 @@ export interface CheckedLines {
   lines: number;
 }
 
-/** Checks each line alone (JSON, fields, formats); `now` stands in for missing times. Uniqueness is checked later, across lines. */
-export async function* checkLines(input: AsyncIterable<InputLine[]>, now: number): AsyncGenerator<CheckedLines> {
-  const defaults = { now, newId: generateId, newRecoveryCodeHash: unguessableRecoveryCodeHash };
-  for await (const batch of input) {
-    const checked: CheckedLines = { users: [], problems: [], lines: batch.length };
-    for (const line of batch) {
-      if (line.unreadable !== undefined) checked.problems.push({ line: line.number, kind: 'invalid', field: null, detail: line.unreadable });
-      else if (line.text.trim() === '') continue; // blank lines separate nothing and are skipped
-      else {
-        const parsed = parseImportLine(line.text, line.number, defaults);
-        if (isProblem(parsed)) checked.problems.push(parsed);
-        else checked.users.push(parsed);
-      }
-    }
-    yield checked;
-  }
-}
-
 export interface ImportProgress {
   /** Lines read and checked so far. */
   reading(lines: number): void;
+  /** Lines read, checked and written so far, by a load that writes them as it reads. */
+  loading(lines: number): void;
   /** Users written so far, of `total`. */
   writing(written: number, total: number): void;
   end(): void;
@@ -98,6 +92,8 @@ export interface ImportOptions {
   progress: ImportProgress;
   /** One call per problem, in line order ("line 7: email: ..."). */
   report: (problem: string) => void;
+  /** The lines can be read twice (a file, not standard input): a load written as they are read may then be tried first. */
+  readTwice?: boolean;
 }
 
 export interface ImportOutcome {
@@ -112,27 +108,29 @@ export interface ImportOutcome {
 const STAGE_BATCH = 5_000;
 const EXPORT_BATCH = 1_000;
 const SUMMARY_LINES = 10;
+const INTERRUPTED: ImportOutcome = { result: 'interrupted', imported: 0, problemLines: 0, firstProblemLines: [] };
 
 /**
- * A line without `recovery_code_hash` gets a new recovery code that is never shown (API.md §11); the
- * user has one to give out after regenerate-recovery-code. Hashing a million codes nobody will see
- * with argon2id would take hours, so the stored value is Gatehouse's argon2id format around a random
- * salt and digest: like the hash of a random code that was thrown away, no code matches it.
+ * Into an empty database, a file whose lines are all good is written as it is read, without the
+ * staging, the checks across lines and the second pass (docs/migrating.md). Null, keeping nothing, at
+ * the first problem or repeated key: the lines are then staged and checked, every problem reported.
  */
-export function unguessableRecoveryCodeHash(): string {
-  if (randomOffset + 64 > randomPool.length) {
-    crypto.getRandomValues(randomPool);
-    randomOffset = 0;
+async function loadDirectly(load: DirectLoad, lines: AsyncIterable<CheckedLines>, options: ImportOptions): Promise<ImportOutcome | null> {
+  let [read, written] = [0, 0];
+  try {
+    options.progress.loading(0);
+    for await (const checked of lines) {
+      if (options.signal.aborted) return INTERRUPTED;
+      if (checked.problems.length > 0 || !load.add(checked.users)) return null;
+      [read, written] = [read + checked.lines, written + checked.users.length];
+      options.progress.loading(read);
+    }
+    return load.finish() ? { result: 'imported', imported: written, problemLines: 0, firstProblemLines: [] } : null;
+  } finally {
+    load.abandon();
+    options.progress.end();
   }
-  // 32 bytes are 43 base64 symbols and one '=' of padding, which the PHC format leaves off.
-  const salt = randomPool.toString('base64', randomOffset, randomOffset + 32).slice(0, 43);
-  const digest = randomPool.toString('base64', randomOffset + 32, randomOffset + 64).slice(0, 43);
-  randomOffset += 64;
-  return `$argon2id$v=19$m=19456,t=2,p=1$${salt}$${digest}`;
 }
-/** Random bytes fetched 64 KiB at a time: one CSPRNG call per thousand lines, each byte used once. */
-const randomPool = Buffer.alloc(64 * 1024);
-let randomOffset = randomPool.length;
 
 export function createTransferService({ store, clock }: { store: TransferStore; clock: Clock }) {
   return {
@@ -153,12 +151,15 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
     },
 
     /**
-     * Stages every checked line (`lines` checks them, with `now` for missing times: checkLines here,
-     * or on another thread), then checks uniqueness across the file and against existing users, and
+     * Stages every checked line (`lines` checks them, with `now` for missing times: cli/line-checker.ts,
+     * on this thread or another), then checks uniqueness across the file and against existing users, and
      * only then writes: with `fail` nothing at all if any line is bad.
      */
     async importUsers(lines: (now: number) => AsyncIterable<CheckedLines>, options: ImportOptions): Promise<ImportOutcome> {
       const now = nowSeconds(clock);
+      const direct = options.readTwice ? await store.startDirectLoad(now) : null;
+      const loaded = direct && (await loadDirectly(direct, lines(now), options));
+      if (loaded) return loaded;
       const staging = await store.startImport();
       const listProblems = async () => {
         const first: number[] = [];
@@ -176,7 +177,7 @@ export function createTransferService({ store, clock }: { store: TransferStore; 
         let read = 0;
         options.progress.reading(0);
         for await (const checked of lines(now)) {
-          if (options.signal.aborted) return { result: 'interrupted', imported: 0, problemLines: 0, firstProblemLines: [] };
+          if (options.signal.aborted) return INTERRUPTED;
           for (const user of checked.users) users.push(user);
           for (const problem of checked.problems) problems.push(problem);
           read += checked.lines;

@@ -17,8 +17,7 @@ const EXPORT = `SELECT u.id, u.created_at AS "createdAt", u.email, u.email_verif
   FROM users u LEFT JOIN totp_credentials t ON t.user_id = u.id ORDER BY u.created_at, u.id COLLATE "C"`;
 
 type ExportRow = Omit<TransferUser, 'createdAt' | 'disabledUntil' | 'totpLastStep' | 'passkeys' | 'apiKeys'> & {
-  createdAt: string;
-  disabledUntil: string | null;
+  createdAt: string; disabledUntil: string | null;
   totpLastStep: string | null;
   passkeys: string | null; apiKeys: string | null;
 };
@@ -64,6 +63,7 @@ export function postgresTransferStore(client: SQL): TransferStore {
     },
 
     startImport: async () => stagingOn(await client.reserve()),
+    startDirectLoad: async () => null, // not built for PostgreSQL: every import there is staged
 
     async backup() {
       throw new Error('back up PostgreSQL with its own tools (pg_dump)');

@@ -1,12 +1,13 @@
 import type { Database } from 'bun:sqlite';
 import type { Db } from '../db/client';
 import { isKeyConflict } from '../db/constraints';
-import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, withoutUserCountTrigger, type WritePacing, WEBHOOK_ID_SQL } from '../db/bulk';
-import { type LoadIndexes, loadAlone } from '../db/bulk-load';
-import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD, WRITABLE } from '../db/staging-checks';
+import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, userCountPause, withoutUserCountTrigger, type WritePacing, WEBHOOK_ID_SQL } from '../db/bulk';
+import { beginLoadAlone, loadAlone, LOAD_WHILE_READING_CACHE_SIZE } from '../db/bulk-load';
+import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD } from '../db/staging-checks';
+import { API_KEY_COLUMNS, IN_RANGE, lineWriter, LOADED, PASSKEY_COLUMNS, rowInserter, USER_COLUMNS } from '../db/staging-writes';
 import { toTransferApiKeys } from '../api-keys/model';
 import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
-import type { CommitOptions, CommitResult, ImportStaging, TransferStore } from './service';
+import type { CommitOptions, CommitResult, DirectLoad, ImportStaging, TransferStore } from './service';
 
 type ExportRow = Omit<TransferUser, 'emailVerified' | 'disabled' | 'passkeys' | 'apiKeys'> & { emailVerified: number; disabled: number; passkeys: string | null; apiKeys: string | null };
 const toTransferUser = (row: ExportRow): TransferUser =>
@@ -39,6 +40,7 @@ export function sqliteTransferStore(db: Db, pacing: WritePacing = DEFAULT_PACING
     },
 
     startImport: async () => stagingOn(sqlite, pacing),
+    startDirectLoad: async (now) => directLoad(sqlite, now),
     async backup(path) {
       // VACUUM INTO reads one snapshot, like any reader in WAL mode: writers go on meanwhile.
       sqlite.query('VACUUM INTO ?').run(path);
@@ -101,55 +103,47 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
   };
 }
 
-const USER_COLUMNS = 'id, created_at, email, email_verified, password_hash, recovery_code_hash, disabled, disabled_until';
-const PASSKEY_COLUMNS = 'id, credential_id, public_key, counter, transports, backed_up, name, created_at, last_used_at';
-// Staged untyped (SQLite keeps each value as given); the columns of api_keys but its user.
-const API_KEY_COLUMNS = 'id, name, scopes, secret_hash, start, created_at, expires_at, last_used_at';
-const IN_RANGE = `s.line > ? AND s.line <= ? AND ${WRITABLE}`;
-
-/** The most lines of a range whose events are sorted in memory (about 160 bytes each: 8 MB). */
-const SORTED_AT_MOST = 50_000;
-
-/**
- * Writes the staged lines matching `where` (its parameters after `now`: a range, or one line) and
- * their `user.imported` events; answers the users written. With `OR ROLLBACK` a taken key ends the
- * whole transaction, so SQLite keeps no statement journal (a copy of every existing page a statement
- * changes, to undo it alone: a third of an import's writes). Events go in by user id: the events_user
- * index takes them in one sweep (a third less time than at random). Sorting 150,000 lines took 25 MB
- * more RSS, so a longer range reads them in id order from the staged id index (45 ms a million lines).
- * Without `eventsByUser` they go in as staged, for a load that builds the index afterwards.
- */
-function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT', eventsByUser = true) {
-  const events = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id, webhook_id) SELECT ?, 'user.imported', id, ${WEBHOOK_ID_SQL} FROM ${from} WHERE ${where} ${order}`;
-  const statements = [
-    `INSERT ${conflict} INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
-    `INSERT ${conflict} INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
-    `INSERT ${conflict} INTO passkeys (user_id, ${PASSKEY_COLUMNS}) SELECT s.id, ${PASSKEY_COLUMNS.replace(/\w+/g, 'k.$&')}
-     FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
-    `INSERT ${conflict} INTO api_keys (user_id, ${API_KEY_COLUMNS}) SELECT s.id, ${API_KEY_COLUMNS.replace(/\w+/g, 'k.$&')}
-     FROM staged_api_keys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
-    events('staged_users s', 'ORDER BY id'),
-    events('staged_users s INDEXED BY staged_users_id', ''),
-    events('staged_users s', ''),
-  ].map((text) => sqlite.prepare(text));
-  const [users, totp, passkeys, apiKeys, sortedEvents, scannedEvents, stagedOrderEvents] = statements as [(typeof statements)[0], ...typeof statements];
-  return (now: number, ...where: number[]): number => {
-    const written = users.run(...where).changes;
-    totp!.run(now, ...where);
-    passkeys!.run(...where);
-    apiKeys!.run(...where);
-    const [from, to] = where as [number, number?];
-    (!eventsByUser ? stagedOrderEvents : to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
-    return written;
+/** A first import written as it is read, in one transaction (db/bulk-load.ts); a taken key ends it, keeping nothing. */
+function directLoad(sqlite: Database, now: number): DirectLoad | null {
+  const load = beginLoadAlone(sqlite, LOADED, LOAD_WHILE_READING_CACHE_SIZE);
+  if (load === null) return null;
+  const write = userWriter(sqlite, now);
+  const resumeCount = userCountPause(sqlite)();
+  let written = 0;
+  /** False when a key was taken: OR ROLLBACK has ended the transaction, and the load ends with it. */
+  const keysFree = (run: () => void) => {
+    try {
+      run();
+      return true;
+    } catch (error) {
+      load.end();
+      if (isKeyConflict(error)) return false;
+      throw error;
+    }
+  };
+  return {
+    add: (users) => keysFree(() => (write(users), (written += users.length))),
+    finish: () => keysFree(() => (resumeCount(written), load.finish(), load.end())),
+    abandon: () => load.end(),
   };
 }
 
-/** Into an empty database nobody else has open, the load writes these tables' indexes once, at the end (db/bulk-load.ts). */
-const LOADED: LoadIndexes = {
-  tables: ['users', 'totp_credentials', 'passkeys', 'api_keys', 'events'],
-  // Every imported event has the same type and time, in id order.
-  appended: ['events_type', 'events_time'],
-};
+/** Each user as given, with its TOTP credential, passkeys, API keys and `user.imported` event; OR ROLLBACK as in lineWriter. */
+function userWriter(sqlite: Database, now: number) {
+  const insert = (table: string, columns: string, values = columns.replace(/\w+/g, '?')) => rowInserter(sqlite, `INSERT OR ROLLBACK INTO ${table} (${columns}) VALUES`, `(${values})`);
+  const user = insert('users', USER_COLUMNS);
+  const totp = insert('totp_credentials', 'user_id, created_at, key, last_used_step');
+  const passkey = insert('passkeys', `user_id, ${PASSKEY_COLUMNS}`);
+  const apiKey = insert('api_keys', `user_id, ${API_KEY_COLUMNS}`);
+  const event = insert('events', 'time, type, user_id, webhook_id', `?, 'user.imported', ?, ${WEBHOOK_ID_SQL}`);
+  return (users: StagedUser[]) => {
+    user(users.map((u) => [u.id, u.createdAt, u.email, u.emailVerified ? 1 : 0, u.passwordHash, u.recoveryCodeHash, u.disabled ? 1 : 0, u.disabledUntil]));
+    totp(users.filter((u) => u.totpKey !== null).map((u) => [u.id, now, u.totpKey, u.totpLastStep]));
+    passkey(users.flatMap((u) => u.passkeys.map((p) => [u.id, p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt])));
+    apiKey(users.flatMap((u) => u.apiKeys.map((k) => [u.id, k.id, k.name, k.scopes.join(' '), k.secretHash, k.start, k.createdAt, k.expiresAt, k.lastUsedAt])));
+    event(users.map((u) => [now, u.id]));
+  };
+}
 
 /** Writes the staged lines in short transactions with pauses, so the server's writes get in between. */
 async function writePaced(sqlite: Database, pacing: WritePacing, options: CommitOptions): Promise<CommitResult> {
