@@ -1,5 +1,6 @@
 /** A bulk write into a database with no users that no other connection has open (gatehouse import's first load). */
 import type { Database } from 'bun:sqlite';
+import { pragmaValue } from './bulk';
 import { isBusy } from './constraints';
 
 /** Lines a range of the load: the progress moves and an interrupt is seen about once a second. */
@@ -78,7 +79,7 @@ export interface LoadInProgress {
  */
 export function beginLoadAlone(sqlite: Database, indexed: LoadIndexes, loadCacheSize = LOAD_CACHE_SIZE): LoadInProgress | null {
   if (hasUsers(sqlite)) return null;
-  const [busyTimeout, cacheSize] = [pragma(sqlite, 'busy_timeout'), pragma(sqlite, 'main.cache_size')];
+  const [busyTimeout, cacheSize] = [pragmaValue(sqlite, 'busy_timeout'), pragmaValue(sqlite, 'main.cache_size')];
   sqlite.exec('PRAGMA busy_timeout = 0; PRAGMA main.locking_mode = EXCLUSIVE');
   const end = () => {
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
@@ -140,4 +141,3 @@ function dropIndexes(sqlite: Database, { tables, appended }: LoadIndexes): strin
 }
 
 const hasUsers = (sqlite: Database) => (sqlite.query('SELECT EXISTS (SELECT 1 FROM users) AS found').get() as { found: number }).found === 1;
-const pragma = (sqlite: Database, name: string) => Object.values(sqlite.query(`PRAGMA ${name}`).get() as object)[0] as number;

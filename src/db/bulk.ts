@@ -126,7 +126,9 @@ async function checkpointedHere(sqlite: Database, checkpointer: Checkpointer) {
  */
 const QUIET_CACHE_SIZE = -40_000;
 const BUSY_CACHE_SIZE = -16_000;
-const mainCacheSize = (sqlite: Database) => (sqlite.query('PRAGMA main.cache_size').get() as { cache_size: number }).cache_size;
+/** A numeric pragma's value (`busy_timeout`, `main.cache_size`). */
+export const pragmaValue = (sqlite: Database, name: string) => Object.values(sqlite.query(`PRAGMA ${name}`).get() as object)[0] as number;
+const mainCacheSize = (sqlite: Database) => pragmaValue(sqlite, 'main.cache_size');
 
 /**
  * For the duration of a bulk write: checkpoints by hand (above), everything synced at the end, and no

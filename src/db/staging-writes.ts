@@ -23,10 +23,10 @@ const SORTED_AT_MOST = 50_000;
  * changes, to undo it alone: a third of an import's writes). Events go in by user id: the events_user
  * index takes them in one sweep (a third less time than at random). Sorting 150,000 lines took 25 MB
  * more RSS, so a longer range reads them in id order from the staged id index (45 ms a million lines).
- * Without `eventsByUser` they go in as staged, for a load that builds the index afterwards.
+ * With `events` 'as staged' they go in the staged order, for a load that builds the index afterwards.
  */
-export function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT', eventsByUser = true) {
-  const events = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id, webhook_id) SELECT ?, 'user.imported', id, ${WEBHOOK_ID_SQL} FROM ${from} WHERE ${where} ${order}`;
+export function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBACK' | 'OR ABORT', events: 'by user' | 'as staged' = 'by user') {
+  const eventsFrom = (from: string, order: string) => `INSERT ${conflict} INTO events (time, type, user_id, webhook_id) SELECT ?, 'user.imported', id, ${WEBHOOK_ID_SQL} FROM ${from} WHERE ${where} ${order}`;
   const statements = [
     `INSERT ${conflict} INTO users (${USER_COLUMNS}) SELECT ${USER_COLUMNS} FROM staged_users s WHERE ${where}`,
     `INSERT ${conflict} INTO totp_credentials (user_id, created_at, key, last_used_step) SELECT id, ?, totp_key, totp_last_step FROM staged_users s WHERE ${where} AND totp_key IS NOT NULL`,
@@ -34,9 +34,9 @@ export function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBA
      FROM staged_passkeys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
     `INSERT ${conflict} INTO api_keys (user_id, ${API_KEY_COLUMNS}) SELECT s.id, ${API_KEY_COLUMNS.replace(/\w+/g, 'k.$&')}
      FROM staged_api_keys k JOIN staged_users s ON s.line = k.line WHERE ${where}`,
-    events('staged_users s', 'ORDER BY id'),
-    events('staged_users s INDEXED BY staged_users_id', ''),
-    events('staged_users s', ''),
+    eventsFrom('staged_users s', 'ORDER BY id'),
+    eventsFrom('staged_users s INDEXED BY staged_users_id', ''),
+    eventsFrom('staged_users s', ''),
   ].map((text) => sqlite.prepare(text));
   const [users, totp, passkeys, apiKeys, sortedEvents, scannedEvents, stagedOrderEvents] = statements as [(typeof statements)[0], ...typeof statements];
   return (now: number, ...where: number[]): number => {
@@ -45,7 +45,7 @@ export function lineWriter(sqlite: Database, where: string, conflict: 'OR ROLLBA
     passkeys!.run(...where);
     apiKeys!.run(...where);
     const [from, to] = where as [number, number?];
-    (!eventsByUser ? stagedOrderEvents : to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
+    (events === 'as staged' ? stagedOrderEvents : to !== undefined && to - from > SORTED_AT_MOST ? scannedEvents : sortedEvents)!.run(now, ...where);
     return written;
   };
 }

@@ -190,7 +190,7 @@ async function writePaced(sqlite: Database, pacing: WritePacing, options: Commit
   };
   let outcome: Awaited<ReturnType<typeof pacedWrites>>;
   try {
-    const load = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK', false);
+    const load = lineWriter(sqlite, IN_RANGE, 'OR ROLLBACK', 'as staged');
     const alone = await loadAlone(sqlite, LOADED, lastLine, options.signal, (from, to) => {
       counting(() => load(now, from, to));
       options.onProgress(written);
