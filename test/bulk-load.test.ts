@@ -131,6 +131,26 @@ test('killed during the load, the import leaves the database as it was: the next
   reopened.close();
 }, 90_000);
 
+test.each(['SIGINT', 'SIGTERM'] as const)('%s during the load of a file: exit 130, nothing imported, the database as it was', async (signal) => {
+  const dir = tempDir();
+  const file = join(dir, 'users.ndjson');
+  await writeGeneratedUsers(file, { count: 300_000 });
+  const db = join(dir, 'gatehouse.db');
+  openDatabase(dir).$client.close();
+  const proc = Bun.spawn([...SOURCE_COMMAND, 'import', file, '--dir', dir], { cwd: REPO_ROOT, env: cleanEnv(), stdout: 'ignore', stderr: 'pipe' });
+  const started = Date.now();
+  while (!existsSync(`${db}-journal`) && proc.exitCode === null && Date.now() - started < 60_000) await Bun.sleep(5);
+  expect(existsSync(`${db}-journal`)).toBe(true);
+  await Bun.sleep(300); // well into the writing
+  proc.kill(signal);
+  const [stderr, exitCode] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  expect({ exitCode, stderr }).toEqual({ exitCode: 130, stderr: expect.stringMatching(/^interrupted: imported nothing \([0-9.]+ s\)\n$/) });
+  const reopened = openDatabase(dir).$client;
+  expect([one(reopened, 'SELECT count(*) FROM users'), one(reopened, 'SELECT count(*) FROM events'), one(reopened, 'PRAGMA journal_mode')]).toEqual([0, 0, 'wal']);
+  expect(existsSync(`${db}-journal`)).toBe(false);
+  reopened.close();
+}, 90_000);
+
 describe('a file into an empty database is written as it is read', () => {
   const ROWS = 20_000; // several reads of the file, so the first batches are written before the repeat is met
   const LATE = 15_000;
