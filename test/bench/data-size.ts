@@ -1,7 +1,7 @@
 // Issue 37 in `bun run bench` (alone: BENCH_ONLY=data-size): the same reads at 1,000 users and at
 // BENCH_USERS (default 1,000,000) imported with random ids and emails, on SQLite and PostgreSQL, each
 // read as a ratio of its rate at 1,000 users, in one run; both sizes are served at once, so the reads
-// near their targets alternate the sizes in BENCH_DATA_SIZE_ROUNDS rounds (default 3).
+// near their targets alternate the sizes in BENCH_DATA_SIZE_ROUNDS rounds (default 6, as the floor bench).
 import { Database } from 'bun:sqlite';
 import { SQL } from 'bun';
 import { rmSync } from 'node:fs';
@@ -122,7 +122,7 @@ const errorsOf = (runs: LoadResult[]) => runs.reduce((sum, run) => sum + run.err
 
 /** Every scenario on both servers, small then large, ROUNDS times for those IN_ROUNDS (once for the others). */
 async function measureSizes(small: Prepared, large: Prepared, settings: LoadSettings, log: (m: string) => void) {
-  const rounds = Number(process.env.BENCH_DATA_SIZE_ROUNDS ?? 3);
+  const rounds = Number(process.env.BENCH_DATA_SIZE_ROUNDS ?? 6);
   const measured = new Map<string, Rounds>();
   for (const [index, [name]] of small.scenarios.entries()) {
     const runs: Rounds = { small: [], large: [] };
