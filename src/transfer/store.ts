@@ -5,8 +5,8 @@ import { beginBulkWrites, DEFAULT_PACING, inBatches, inSavepoint, pacedWrites, u
 import { beginLoadAlone, loadAlone, LOAD_WHILE_READING_CACHE_SIZE } from '../db/bulk-load';
 import { COUNT_PROBLEM_LINES, COUNT_WRITABLE, STAGING_CHECKS, TAKEN_FIELD } from '../db/staging-checks';
 import { API_KEY_COLUMNS, IN_RANGE, lineWriter, LOADED, PASSKEY_COLUMNS, rowInserter, USER_COLUMNS } from '../db/staging-writes';
-import { toTransferApiKeys } from '../api-keys/model';
-import { type LineProblem, type ProblemRow, type StagedUser, toProblem, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
+import { type TransferApiKey, toTransferApiKeys } from '../api-keys/model';
+import { type LineProblem, type ProblemRow, type StagedUser, toProblem, type TransferPasskey, toTransferPasskeys, type TransferUser, type UniqueField } from './model';
 import type { CommitOptions, CommitResult, DirectLoad, ImportStaging, TransferStore } from './service';
 
 type ExportRow = Omit<TransferUser, 'emailVerified' | 'disabled' | 'passkeys' | 'apiKeys'> & { emailVerified: number; disabled: number; passkeys: string | null; apiKeys: string | null };
@@ -69,9 +69,9 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
     for (const u of users) {
       stageUser.run(u.line, u.id, u.createdAt, u.email, u.emailVerified ? 1 : 0, u.passwordHash, u.recoveryCodeHash, u.totpKey, u.totpLastStep, u.disabled ? 1 : 0, u.disabledUntil);
       u.passkeys.forEach((p, i) =>
-        stagePasskey.run(u.line, i, p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt),
+        stagePasskey.run(u.line, i, ...passkeyValues(p)),
       );
-      u.apiKeys.forEach((k, i) => stageApiKey.run(u.line, i, k.id, k.name, k.scopes.join(' '), k.secretHash, k.start, k.createdAt, k.expiresAt, k.lastUsedAt));
+      u.apiKeys.forEach((k, i) => stageApiKey.run(u.line, i, ...apiKeyValues(k)));
     }
     addProblems(problems);
   });
@@ -102,6 +102,10 @@ function stagingOn(sqlite: Database, pacing: WritePacing): ImportStaging {
     },
   };
 }
+
+/** A passkey's and an API key's values in PASSKEY_COLUMNS and API_KEY_COLUMNS order, staged or written. */
+const passkeyValues = (p: TransferPasskey) => [p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt];
+const apiKeyValues = (k: TransferApiKey) => [k.id, k.name, k.scopes.join(' '), k.secretHash, k.start, k.createdAt, k.expiresAt, k.lastUsedAt];
 
 /** A first import written as it is read, in one transaction (db/bulk-load.ts); a taken key ends it, keeping nothing. */
 function directLoad(sqlite: Database, now: number): DirectLoad | null {
@@ -139,8 +143,8 @@ function userWriter(sqlite: Database, now: number) {
   return (users: StagedUser[]) => {
     user(users.map((u) => [u.id, u.createdAt, u.email, u.emailVerified ? 1 : 0, u.passwordHash, u.recoveryCodeHash, u.disabled ? 1 : 0, u.disabledUntil]));
     totp(users.filter((u) => u.totpKey !== null).map((u) => [u.id, now, u.totpKey, u.totpLastStep]));
-    passkey(users.flatMap((u) => u.passkeys.map((p) => [u.id, p.id, p.credentialId, p.publicKey, p.counter, p.transports.join(','), p.backedUp ? 1 : 0, p.name, p.createdAt, p.lastUsedAt])));
-    apiKey(users.flatMap((u) => u.apiKeys.map((k) => [u.id, k.id, k.name, k.scopes.join(' '), k.secretHash, k.start, k.createdAt, k.expiresAt, k.lastUsedAt])));
+    passkey(users.flatMap((u) => u.passkeys.map((p) => [u.id, ...passkeyValues(p)])));
+    apiKey(users.flatMap((u) => u.apiKeys.map((k) => [u.id, ...apiKeyValues(k)])));
     event(users.map((u) => [now, u.id]));
   };
 }
