@@ -163,7 +163,7 @@ async function main() {
     console.log(`Seeding ${count(LARGE)} users through the database layer took ${seedSeconds.toFixed(1)} s.\n`);
     console.log(table([bare, hashing, slicedRow, idleRow, getUser, listSmall, verify, passkeyLogin, listLarge, lastPage, create, startup]));
     console.log(`\nTargets:\n${targetLines(targets)}`);
-    console.log(`\nGET /users/{id} against the floor, rounds interleaved:\n${table(floor.rows)}`);
+    console.log(`\nGET /users/{id} against the floor, rounds interleaved:\n${table(floor.rows)}\n\n${floor.reference}`);
     console.log(`\nGET /users/{id} with 100 service keys against one secret, rounds interleaved:\n${table(keys.rows)}`);
     console.log(`\nWatching it run (metrics, events, webhooks):\n${table(watching.rows)}\n\nTargets:\n${targetLines(watching.targets)}`);
     console.log(severalReport(several));
@@ -227,7 +227,7 @@ async function floorOnly(): Promise<void> {
     await server.stop();
     const ratio = verify.load!.requestsPerSecond / hashing.perSecond!;
     console.log(machine(settings));
-    console.log(`${table([...floor.rows, hashing, verify])}\n\nTargets:\n${targetLines([...floor.targets, target('verify-password ÷ hashing ceiling', ratio, '≥', 0.9)])}`);
+    console.log(`${table([...floor.rows, hashing, verify])}\n\nTargets:\n${targetLines([...floor.targets, target('verify-password ÷ hashing ceiling', ratio, '≥', 0.9)])}\n${floor.reference}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
