@@ -15,6 +15,7 @@ import { startPostgres } from '../support/postgres';
 import { startRedis } from '../support/redis';
 import { seedPostgres } from './several';
 import { cpuTicks, waitForIdle } from './proc';
+import { mean } from './report';
 import { ensureWrk, runWrk, type Request } from './wrk';
 
 const [before, after, rounds = '3'] = process.argv.slice(2);
@@ -81,7 +82,6 @@ for (let round = 1; round <= Number(rounds); round++) {
     console.log(`round ${round} ${name}: GET /users/{id} ${sample.getCpuUs.toFixed(1)} CPU µs/request; verify-password ${sample.verifyRps.toFixed(1)} requests/s`);
   }
 }
-const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
 const of = (name: keyof typeof trees, key: keyof Sample) => mean(samples[name].map((s) => s[key]));
 for (const name of ['before', 'after'] as const) {
   console.log(`${name} (${trees[name]}): GET /users/{id} ${of(name, 'getCpuUs').toFixed(1)} CPU µs/request; verify-password ${of(name, 'verifyRps').toFixed(1)} requests/s`);

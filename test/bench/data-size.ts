@@ -10,7 +10,7 @@ import { SERVER_MAIN_PAGE_CACHE_KIB, SERVER_PAGE_CACHE_KIB } from '../../src/db/
 import { writeGeneratedUsers } from '../support/generated-users';
 import { postgresAvailability, startPostgres, type PostgresServer } from '../support/postgres';
 import { readMemory, waitForIdle } from './proc';
-import type { Target } from './report';
+import { standardError, type Target } from './report';
 import { startGatehouse, type RunningServer } from './server';
 import { gatehouse } from './transfer';
 import { runWrk, type LoadResult, type LoadSettings, type Request } from './wrk';
@@ -141,9 +141,12 @@ async function measureSizes(small: Prepared, large: Prepared, settings: LoadSett
   return measured;
 }
 
-function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
-  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit };
+function target(name: string, ratio: number, op: '≥' | '≤', limit: number, roundRatios?: number[]): Target {
+  const spread = roundRatios === undefined ? {} : { standardError: standardError(roundRatios) };
+  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit, ...spread };
 }
+/** Each round's rate at the large size ÷ the same round's at the small size. */
+const roundRatios = (runs: Rounds) => runs.large.map((run, i) => run.requestsPerSecond / runs.small[i]!.requestsPerSecond);
 
 export interface DataSizeReport {
   lines: string[];
@@ -172,7 +175,7 @@ async function onEngine(engine: Engine, users: number, dir: string, pg: Postgres
   ];
   for (const [name, runs] of rows) {
     const [base, big] = [meanRate(runs.small), meanRate(runs.large)];
-    const each = runs.large.map((run, i) => (run.requestsPerSecond / runs.small[i]!.requestsPerSecond).toFixed(2));
+    const each = roundRatios(runs).map((ratio) => ratio.toFixed(2));
     lines.push(`| ${name} | ${base.toFixed(0)} | ${big.toFixed(big < 1000 ? 1 : 0)} | ${(big / base).toFixed(2)} | ${each.join(', ')} |`);
   }
   const errors = [...rows].flatMap(([name, runs]) =>
@@ -182,7 +185,7 @@ async function onEngine(engine: Engine, users: number, dir: string, pg: Postgres
   const atLarge = (name: string) => meanRate(rows.get(name)!.large);
   const ratio = (name: string) => atLarge(name) / meanRate(rows.get(name)!.small);
   const targets = [
-    target(`${engine}: GET by id at ${count(users)} ÷ at ${count(SMALL)}`, ratio(BY_ID), '≥', 0.8),
+    target(`${engine}: GET by id at ${count(users)} ÷ at ${count(SMALL)}`, ratio(BY_ID), '≥', 0.8, roundRatios(rows.get(BY_ID)!)),
     target(`${engine}: GET by email ÷ GET by id, at ${count(users)}`, atLarge(BY_EMAIL) / atLarge(BY_ID), '≥', 0.8),
     target(`${engine}: last page by cursor ÷ page 1, at ${count(users)}`, atLarge(LAST_BY_CURSOR) / atLarge(PAGE_1), '≥', 0.5),
     target(`${engine}: server RSS after the reads at ${count(users)}, MB`, rssAfterMb, '≤', 250),

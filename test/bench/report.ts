@@ -18,6 +18,15 @@ export interface Target {
   /** What the ratio is compared against, e.g. "≥ 0.6". */
   rule: string;
   met: boolean;
+  /** For a mean of rounds: the standard error of that mean, printed beside it (a 0.61 ± 0.05 is a coin toss at 0.6). */
+  standardError?: number;
+}
+
+export const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+/** The standard error of `values`' mean (sample standard deviation ÷ √n); NaN for fewer than two. */
+export function standardError(values: number[]): number {
+  const m = mean(values);
+  return Math.sqrt(values.reduce((sum, value) => sum + (value - m) ** 2, 0) / (values.length - 1) / values.length);
 }
 
 const fixed = (value: number | undefined, digits: number) => (value === undefined ? '' : value.toFixed(digits));
@@ -38,7 +47,8 @@ export function table(rows: Row[]): string {
 }
 
 export function targetLines(targets: Target[]): string {
-  return targets.map((t) => `- ${t.met ? 'met' : 'NOT met'}: ${t.name}: ${t.ratio.toFixed(2)} (target ${t.rule})`).join('\n');
+  const error = (t: Target) => (t.standardError === undefined || Number.isNaN(t.standardError) ? '' : ` ± ${t.standardError.toFixed(2)}`);
+  return targets.map((t) => `- ${t.met ? 'met' : 'NOT met'}: ${t.name}: ${t.ratio.toFixed(2)}${error(t)} (target ${t.rule})`).join('\n');
 }
 
 export function machine(settings: LoadSettings): string {
