@@ -10,7 +10,7 @@ import { SERVER_MAIN_PAGE_CACHE_KIB, SERVER_PAGE_CACHE_KIB } from '../../src/db/
 import { writeGeneratedUsers } from '../support/generated-users';
 import { postgresAvailability, startPostgres, type PostgresServer } from '../support/postgres';
 import { readMemory, waitForIdle } from './proc';
-import { standardError, type Target } from './report';
+import { mean, target, type Target } from './report';
 import { startGatehouse, type RunningServer } from './server';
 import { gatehouse } from './transfer';
 import { runWrk, type LoadResult, type LoadSettings, type Request } from './wrk';
@@ -117,7 +117,7 @@ interface Rounds {
   small: LoadResult[];
   large: LoadResult[];
 }
-const meanRate = (runs: LoadResult[]) => runs.reduce((sum, run) => sum + run.requestsPerSecond, 0) / runs.length;
+const meanRate = (runs: LoadResult[]) => mean(runs.map((run) => run.requestsPerSecond));
 const errorsOf = (runs: LoadResult[]) => runs.reduce((sum, run) => sum + run.errors, 0);
 
 /** Every scenario on both servers, small then large, ROUNDS times for those IN_ROUNDS (once for the others). */
@@ -141,10 +141,6 @@ async function measureSizes(small: Prepared, large: Prepared, settings: LoadSett
   return measured;
 }
 
-function target(name: string, ratio: number, op: '≥' | '≤', limit: number, roundRatios?: number[]): Target {
-  const spread = roundRatios === undefined ? {} : { standardError: standardError(roundRatios) };
-  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit, ...spread };
-}
 /** Each round's rate at the large size ÷ the same round's at the small size. */
 const roundRatios = (runs: Rounds) => runs.large.map((run, i) => run.requestsPerSecond / runs.small[i]!.requestsPerSecond);
 

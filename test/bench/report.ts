@@ -29,6 +29,12 @@ export function standardError(values: number[]): number {
   return Math.sqrt(values.reduce((sum, value) => sum + (value - m) ** 2, 0) / (values.length - 1) / values.length);
 }
 
+/** A ratio against its limit; `roundRatios`, when the ratio comes from rounds, give its standard error. */
+export function target(name: string, ratio: number, op: '≥' | '≤', limit: number, roundRatios?: number[]): Target {
+  const spread = roundRatios === undefined ? {} : { standardError: standardError(roundRatios) };
+  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit, ...spread };
+}
+
 const fixed = (value: number | undefined, digits: number) => (value === undefined ? '' : value.toFixed(digits));
 
 export function table(rows: Row[]): string {

@@ -9,7 +9,7 @@ import { floorBench } from './floor';
 import { ARGON2, hashingCeiling, slicedHashLoop } from './hashing';
 import { cpuTicks, readMemory, waitForIdle, withPeakRss } from './proc';
 import { registerPasskey, WEBAUTHN_FLAGS, writeLoginBodies } from './passkeys';
-import { machine, type Row, table, type Target, targetLines } from './report';
+import { machine, type Row, table, target, type Target, targetLines } from './report';
 import { seedUsers } from './seed';
 import { scaleOutBench } from './scale-out';
 import { severalBench } from './several';
@@ -257,10 +257,6 @@ async function severalOnly(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
-  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit };
 }
 
 async function compiledStartup(dir: string): Promise<number | null> {

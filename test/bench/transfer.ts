@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
 import { GENERATED_HASH, writeGeneratedUsers } from '../support/generated-users';
 import { ARGON2 } from './hashing';
-import type { Target } from './report';
+import { target, type Target } from './report';
 import { startGatehouse, type RunningServer } from './server';
 
 const ROOT = join(import.meta.dir, '..', '..');
@@ -258,8 +258,4 @@ export async function transferBench(dir: string, seconds: number, log: (message:
       target('bad line at 700,000: fail imports nothing, skip the rest (1 = right)', badLine.met ? 1 : 0, '≥', 1),
     ],
   };
-}
-
-function target(name: string, ratio: number, op: '≥' | '≤', limit: number): Target {
-  return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit };
 }
