@@ -2,7 +2,7 @@
 // hand (floor-server.ts) on the same database, and (issue 37) against a bare Bun.serve answering a
 // fixed body (bare-server.ts). Rounds alternate the servers (bare, floor, Gatehouse, bare, ...) with
 // the same wrk settings, so other work on the machine falls on all three.
-// Part of `bun run bench`; alone: `BENCH_ONLY=floor npx bun run bench` (FLOOR_ROUNDS, default 2).
+// Part of `bun run bench`; alone: `BENCH_ONLY=floor npx bun run bench` (FLOOR_ROUNDS, default 6).
 import { join } from 'node:path';
 import { mean, type Row, target, type Target } from './report';
 import { type RunningServer, startBareServer, startProcess } from './server';

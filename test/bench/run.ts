@@ -186,10 +186,10 @@ async function passkeyOnly(server: RunningServer, dir: string, userId: string): 
   console.log(`\nTargets:\n${targetLines([target('authenticate/passkey ÷ verify-password', rate(passkeyLogin) / rate(verify), '≥', 20)])}`);
 }
 
-/** Issue 26: the floor of the stack, FLOOR_ROUNDS (default 2) interleaved rounds on the running server. */
+/** Issue 26: the floor of the stack, FLOOR_ROUNDS (default 6, as issue 37's targets are defined) interleaved rounds on the running server. */
 function floorRounds(dir: string, server: RunningServer, userId: string) {
   const measureGet = (on: RunningServer, name: string, path: string) => scenario(on, `${name}, load ${loadavg()[0]!.toFixed(1)}`, { path });
-  return floorBench({ dir: join(dir, 'data'), secret: SECRET, gatehouse: server, userId, rounds: Number(process.env.FLOOR_ROUNDS ?? 2), measure: measureGet });
+  return floorBench({ dir: join(dir, 'data'), secret: SECRET, gatehouse: server, userId, rounds: Number(process.env.FLOOR_ROUNDS ?? 6), measure: measureGet });
 }
 
 /** Issue 36: KEYS_ROUNDS (default 2) interleaved rounds of one secret and of 100 keys, each on a server of its own. */
