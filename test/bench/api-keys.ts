@@ -9,7 +9,7 @@ import { generateApiKey } from '../../src/security/api-key-secret';
 import { postgresAvailability, startPostgres } from '../support/postgres';
 import { ARGON2 } from './hashing';
 import { cpuTicks, waitForIdle, withPeakRss } from './proc';
-import type { Row, Target } from './report';
+import { mean, type Row, target, type Target } from './report';
 import { seedUsers } from './seed';
 import { seedPostgres } from './several';
 import { startBareServer, startGatehouse, type RunningServer } from './server';
@@ -51,11 +51,11 @@ export async function apiKeysBench(dir: string, settings: LoadSettings, log: (me
       rounds.push({ ...(await measure(server, read, { path: paths.read })), note: `round ${round}` });
       rounds.push({ ...(await measure(server, verify, { path: paths.verify, method: 'POST', body: JSON.stringify({ key, scopes: ['repo:read'] }) })), note: `round ${round}` });
     }
-    const mean = (scenario: string): Row => {
+    const meanRow = (scenario: string): Row => {
       const mine = rounds.filter((row) => row.scenario === scenario);
-      return { scenario: `${scenario}, mean of ${ROUNDS}`, perSecond: mine.reduce((sum, row) => sum + row.load!.requestsPerSecond, 0) / mine.length };
+      return { scenario: `${scenario}, mean of ${ROUNDS}`, perSecond: mean(mine.map((row) => row.load!.requestsPerSecond)) };
     };
-    return { rounds, means: [mean(read), mean(verify)] };
+    return { rounds, means: [meanRow(read), meanRow(verify)] };
   };
   const passwordHash = await Bun.password.hash('bench password 0123', ARGON2);
   const rows: Row[] = [];
@@ -116,7 +116,7 @@ export async function apiKeysBench(dir: string, settings: LoadSettings, log: (me
   for (let i = 0; i + 1 < means.length; i += 2) {
     const ratio = means[i + 1]!.perSecond! / means[i]!.perSecond!;
     const note = ceiling === undefined ? '' : ` (a bare Bun.serve's POST reading the same body ÷ its GET, in this run: ${ceiling.toFixed(2)})`;
-    targets.push({ name: `${means[i + 1]!.scenario} ÷ ${means[i]!.scenario}${note}`, ratio, rule: '≥ 0.8', met: ratio >= 0.8 });
+    targets.push(target(`${means[i + 1]!.scenario} ÷ ${means[i]!.scenario}${note}`, ratio, '≥', 0.8));
   }
   return { rows, targets };
 }

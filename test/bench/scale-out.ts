@@ -9,7 +9,7 @@ import { postgresAvailability, startPostgres, type PostgresServer } from '../sup
 import { redisAvailability, startRedis } from '../support/redis';
 import { ARGON2 } from './hashing';
 import { cpuTicks, waitForIdle } from './proc';
-import type { Row, Target } from './report';
+import { mean, type Row, target, type Target } from './report';
 import { startProcess, type RunningServer } from './server';
 import { runWrk, type LoadSettings, type Request } from './wrk';
 
@@ -175,16 +175,16 @@ export async function scaleOutBench(dir: string, settings: LoadSettings, log: (m
       }
     }
     const rate = (row: Row) => row.load?.requestsPerSecond ?? row.perSecond!;
-    const mean = (rows: Row[]) => rows.reduce((sum, row) => sum + rate(row), 0) / Math.max(1, rows.length);
-    const targets: Target[] = [{ name: 'verify-password, 2 pinned instances ÷ 1', ratio: rate(double) / rate(single), rule: '≥ 1.8', met: rate(double) / rate(single) >= 1.8 }];
+    const meanRate = (rows: Row[]) => (rows.length === 0 ? 0 : mean(rows.map(rate)));
+    const targets: Target[] = [target('verify-password, 2 pinned instances ÷ 1', rate(double) / rate(single), '≥', 1.8)];
     if (trees.length === 2) {
       const after = writes.filter((row) => row.scenario.includes('this build'));
       const old = writes.filter((row) => !row.scenario.includes('this build'));
-      notes.push(`event-writing requests/s, mean of 2 rounds: ${mean(after).toFixed(0)} without the lock, ${mean(old).toFixed(0)} with it (${(mean(after) / mean(old)).toFixed(2)}×)`);
+      notes.push(`event-writing requests/s, mean of 2 rounds: ${meanRate(after).toFixed(0)} without the lock, ${meanRate(old).toFixed(0)} with it (${(meanRate(after) / meanRate(old)).toFixed(2)}×)`);
     }
     const lockless = appends.filter((row) => row.scenario.includes('no lock'));
     const locked = appends.filter((row) => !row.scenario.includes('no lock'));
-    notes.push(`event-appending transactions/s at the database, mean of 2 rounds: ${mean(lockless).toFixed(0)} without the lock, ${mean(locked).toFixed(0)} with it (${(mean(lockless) / mean(locked)).toFixed(2)}×)`);
+    notes.push(`event-appending transactions/s at the database, mean of 2 rounds: ${meanRate(lockless).toFixed(0)} without the lock, ${meanRate(locked).toFixed(0)} with it (${(meanRate(lockless) / meanRate(locked)).toFixed(2)}×)`);
     return { rows: [single, double, ...writes, ...appends], targets, notes };
   } finally {
     await stopAll().catch(() => undefined);
