@@ -4,7 +4,7 @@
 // the same wrk settings, so other work on the machine falls on all three.
 // Part of `bun run bench`; alone: `BENCH_ONLY=floor npx bun run bench` (FLOOR_ROUNDS, default 6).
 import { join } from 'node:path';
-import { mean, type Row, target, type Target } from './report';
+import { mean, type Row, roundsTarget, type Target } from './report';
 import { type RunningServer, startBareServer, startProcess } from './server';
 
 type Measure = (server: RunningServer, name: string, path: string) => Promise<Row>;
@@ -13,8 +13,6 @@ export const startFloorServer = (dir: string, secret: string): Promise<RunningSe
   startProcess([process.execPath, 'run', join(import.meta.dir, 'floor-server.ts'), dir, secret]);
 
 const rate = (row: Row) => row.load!.requestsPerSecond;
-/** A target on the mean of the rounds' ratios, with its standard error. */
-const roundsTarget = (name: string, ratios: number[], limit: number): Target => target(name, mean(ratios), '≥', limit, ratios);
 
 /**
  * Rows of every round, and three ratios: requests/s (Gatehouse ÷ floor, the target), CPU per

@@ -35,6 +35,9 @@ export function target(name: string, ratio: number, op: '≥' | '≤', limit: nu
   return { name, ratio, rule: `${op} ${limit}`, met: op === '≥' ? ratio >= limit : ratio <= limit, ...spread };
 }
 
+/** A target on the mean of the rounds' ratios, with its standard error. */
+export const roundsTarget = (name: string, ratios: number[], limit: number): Target => target(name, mean(ratios), '≥', limit, ratios);
+
 const fixed = (value: number | undefined, digits: number) => (value === undefined ? '' : value.toFixed(digits));
 
 export function table(rows: Row[]): string {
